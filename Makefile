@@ -1,0 +1,55 @@
+# gbxcule — every gate a developer or CI runs goes through here.
+PY        ?= python3
+VENV      := .venv
+VPY       := $(VENV)/bin/python
+STAMP     := $(VENV)/.installed
+TORCH_CPU := torch==2.13.0
+PYTEST    := $(VPY) -m pytest
+ENVS      ?= 64
+
+.PHONY: setup test test-slow test-gpu lint typecheck check roms verify bench demo clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(VPY) || $(PY) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	# torch first: on a machine without it take the CPU build, never the CUDA bundle.
+	$(VPY) -c "import torch" 2>/dev/null || $(VPY) -m pip install -q $(TORCH_CPU)
+	$(VPY) -m pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+roms: setup
+	$(VPY) -m bench.roms.build
+
+# The CPU gates: fast, representative slice (slow soaks and GPU tests excluded).
+test: roms
+	$(PYTEST) -q -m "not slow and not gpu" -n 2 tests
+
+test-slow: roms
+	$(PYTEST) -q -m "slow" tests
+
+test-gpu: roms
+	$(VPY) -c "import warp as wp; wp.init(); import sys; sys.exit(0 if wp.is_cuda_available() else 'test-gpu: no CUDA device visible to Warp')"
+	$(PYTEST) -q -m "gpu" tests
+
+lint: setup
+	$(VPY) -m ruff check src bench tools tests
+	$(VPY) -m ruff format --check src bench tools tests
+
+typecheck: setup
+	$(VPY) -m pyright
+
+check: lint typecheck test
+
+verify: roms
+	$(VPY) -m gbxcule verify --all
+
+bench: roms
+	$(VPY) -m gbxcule bench
+
+demo: roms
+	$(VPY) -m gbxcule demo
+
+clean:
+	rm -rf bench/roms/out .pytest_cache .ruff_cache
