@@ -1,0 +1,258 @@
+"""Benchmark sweep: steps/s and frames/s versus num_envs for every backend.
+
+Every backend runs the same ROM with the same seeded random actions at the same
+frames_per_step, in the same process run on the same machine, so the ratios
+between them are meaningful even where absolute times are noise. Results are
+appended to a JSONL file (one row per backend × num_envs, with device and
+versions), and a ``summary.md`` table plus PNG plots are written beside it.
+
+Usage: python -m bench.sweep [--backends warp-cpu,pyboy,pyboy-mp] [--envs 1,8,64]
+       [--rom PATH] [--steps 20] [--out bench/results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from gbxcule.backends.registry import backend_names, make_backend
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+DEFAULT_ENVS = {
+    "warp-cuda": [1, 64, 1024, 4096, 16384, 65536],
+    "warp-cpu": [1, 8, 64, 256],
+    "pyboy": [1],
+    "pyboy-mp": [1, 2, 4, 8],
+}
+PYBOY_NAMES = ("pyboy", "pyboy-mp")
+
+
+@dataclass
+class SweepRow:
+    backend: str
+    num_envs: int
+    steps: int
+    frames_per_step: int
+    seconds: float
+    sps: float  # env-steps per second
+    fps: float  # emulated frames per second, all envs together
+    rom: str
+    device: str
+    host: str
+    versions: dict
+    timestamp: float
+
+
+def _versions() -> dict:
+    out = {"python": platform.python_version()}
+    for dist in ("gbxcule", "warp-lang", "torch", "pyboy", "numpy"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def _device_name(backend: str) -> str:
+    if backend == "warp-cuda":
+        try:
+            import torch
+
+            return torch.cuda.get_device_name(0)
+        except Exception:  # noqa: BLE001 - the name is metadata only
+            return "cuda (unknown)"
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu} ({os.cpu_count()} cores)"
+
+
+def _progress(done: int, total: int, label: str) -> None:
+    width = 30
+    filled = int(width * done / max(total, 1))
+    bar = "#" * filled + "-" * (width - filled)
+    sys.stderr.write(f"\r[{bar}] {done}/{total} {label:<40}")
+    sys.stderr.flush()
+    if done == total:
+        sys.stderr.write("\n")
+
+
+def measure(
+    backend: str,
+    rom: str,
+    num_envs: int,
+    steps: int,
+    frames_per_step: int,
+    seed: int,
+    warmup: int = 2,
+) -> SweepRow:
+    """Time ``steps`` steps (after ``warmup``) of seeded random actions on one backend."""
+    env = make_backend(
+        backend,
+        rom,
+        num_envs=num_envs,
+        frames_per_step=frames_per_step,
+        release_after_frames=min(8, frames_per_step),
+        action_codec="pokemonred_puffer_v1",
+    )
+    try:
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        actions = rng.integers(0, 7, size=(warmup + steps, num_envs), dtype=np.int64)
+        for k in range(warmup):
+            env.step(actions[k])
+        sync = getattr(env, "synchronize", None)
+        if sync is not None:
+            sync()
+        t0 = time.perf_counter()
+        for k in range(warmup, warmup + steps):
+            env.step(actions[k])
+        if sync is not None:
+            sync()
+        seconds = time.perf_counter() - t0
+    finally:
+        env.close()
+    sps = steps * num_envs / seconds
+    return SweepRow(
+        backend=backend,
+        num_envs=num_envs,
+        steps=steps,
+        frames_per_step=frames_per_step,
+        seconds=seconds,
+        sps=sps,
+        fps=sps * frames_per_step,
+        rom=Path(rom).name,
+        device=_device_name(backend),
+        host=platform.node(),
+        versions=_versions(),
+        timestamp=time.time(),
+    )
+
+
+def write_summary(rows: list[SweepRow], out_dir: Path) -> Path:
+    """summary.md: a table of SPS/FPS per backend and envs, with the ratio to PyBoy single."""
+    base = next((r.sps for r in rows if r.backend == "pyboy" and r.num_envs == 1), None)
+    lines = [
+        "# Benchmark sweep",
+        "",
+        f"ROM `{rows[0].rom}`, {rows[0].frames_per_step} frames/step, seeded random actions.",
+        "",
+        "| backend | envs | device | steps/s | frames/s | × PyBoy single |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        ratio = f"{r.sps / base:.2f}" if base else "n/a"
+        lines.append(
+            f"| {r.backend} | {r.num_envs} | {r.device} | {r.sps:,.1f} | {r.fps:,.0f} | {ratio} |"
+        )
+    path = out_dir / "summary.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def write_plots(rows: list[SweepRow], out_dir: Path) -> list[Path]:
+    """sps_vs_envs.png and speedup_vs_pyboy.png (log-log)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    base = next((r.sps for r in rows if r.backend == "pyboy" and r.num_envs == 1), None)
+    for name, ylabel, value in (
+        ("sps_vs_envs.png", "env-steps / s", lambda r: r.sps),
+        ("speedup_vs_pyboy.png", "× PyBoy single", lambda r: r.sps / base if base else None),
+    ):
+        if value(rows[0]) is None:
+            continue
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for backend in dict.fromkeys(r.backend for r in rows):
+            pts = [(r.num_envs, value(r)) for r in rows if r.backend == backend]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=backend)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("num_envs")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        path = out_dir / name
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def run_sweep(
+    backends: list[str],
+    rom: str,
+    envs: dict[str, list[int]],
+    steps: int,
+    frames_per_step: int,
+    seed: int,
+    out_dir: Path,
+) -> list[SweepRow]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    jobs = [(b, n) for b in backends for n in envs[b]]
+    rows: list[SweepRow] = []
+    with (out_dir / "results.jsonl").open("a") as fh:
+        for k, (backend, n) in enumerate(jobs):
+            _progress(k, len(jobs), f"{backend} × {n}")
+            row = measure(backend, rom, n, steps, frames_per_step, seed)
+            fh.write(json.dumps(asdict(row)) + "\n")
+            fh.flush()
+            rows.append(row)
+        _progress(len(jobs), len(jobs), "done")
+    write_summary(rows, out_dir)
+    write_plots(rows, out_dir)
+    return rows
+
+
+def default_rom() -> str:
+    from gbxcule.demo_game import demo_rom_path
+
+    return str(demo_rom_path())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--backends", default="warp-cpu,pyboy,pyboy-mp")
+    ap.add_argument("--envs", default=None, help="comma list applied to every backend")
+    ap.add_argument("--rom", default=None, help="ROM path (default: the demo game)")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--frames-per-step", type=int, default=24)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=RESULTS_DIR)
+    args = ap.parse_args(argv)
+    backends = [b for b in args.backends.split(",") if b]
+    unknown = [b for b in backends if b not in backend_names()]
+    if unknown:
+        ap.error(f"unknown backends {unknown}; known: {backend_names()}")
+    if args.envs:
+        counts = [int(x) for x in args.envs.split(",")]
+        envs = {b: counts for b in backends}
+    else:
+        envs = {b: DEFAULT_ENVS[b] for b in backends}
+    rom = args.rom or default_rom()
+    rows = run_sweep(backends, rom, envs, args.steps, args.frames_per_step, args.seed, args.out)
+    print((args.out / "summary.md").read_text())
+    print(f"{len(rows)} rows appended to {args.out / 'results.jsonl'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

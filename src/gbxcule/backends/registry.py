@@ -1,0 +1,34 @@
+"""Backends by name, for the harness, the benchmark sweep and the CLI.
+
+Imports are lazy so naming a backend never pulls in another's dependencies
+(PyBoy, Warp, CUDA) before it is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from gbxcule.backends.protocol import Backend
+
+# name -> (module, class, fixed keyword arguments)
+BACKENDS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "pyboy": ("gbxcule.backends.pyboy_backend", "PyBoySingleBackend", {}),
+    "pyboy-mp": ("gbxcule.backends.pyboy_backend", "PyBoyVecMpBackend", {}),
+    "warp-cpu": ("gbxcule.backends.warp_vec", "WarpVecCpuBackend", {}),
+    "warp-cuda": ("gbxcule.backends.warp_vec", "WarpVecCudaBackend", {}),
+}
+
+
+def backend_names() -> list[str]:
+    return list(BACKENDS)
+
+
+def make_backend(name: str, rom_path: str, **kwargs: Any) -> Backend:
+    """Construct the backend registered as ``name`` on ``rom_path``."""
+    try:
+        module_name, class_name, fixed = BACKENDS[name]
+    except KeyError:
+        raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}") from None
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls(rom_path, **{**fixed, **kwargs})
