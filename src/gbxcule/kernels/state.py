@@ -47,3 +47,6 @@ class Machine:
     # ---- IO/timing section --------------------------------------------------
 
     # ---- pixels section -----------------------------------------------------
+    # [N, 144, LATCH_FIELDS] registers per line of the step's last frame; written by
+    # ppu.py, read by render.py; field indices in gbxcule.core.pixels (LATCH_*).
+    line_latch: wp.array3d(dtype=wp.uint8)

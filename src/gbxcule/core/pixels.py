@@ -1,0 +1,188 @@
+"""The pixel contract: what a policy sees, how it is packed, and the per-line latch.
+
+NOTE TO THE PPU TIMING ENGINEER (kernels/ppu.py, kernels/step.py): import the
+``LATCH_*`` constants below; do not redefine them. During the LAST frame of each
+step, at the moment PyBoy renders a line (its mode 3 -> mode 0 switch, the same
+moment it records ``screen.tilemap_position_list``), write for env ``i`` and line
+``ly`` (0..143) into ``Machine.line_latch[i, ly, :]``:
+
+    LATCH_LCDC, LATCH_SCX, LATCH_SCY, LATCH_WX, LATCH_WY, LATCH_BGP, LATCH_OBP0,
+    LATCH_OBP1  - the raw register values at that moment (WX unmodified, not -7);
+    LATCH_WIN_LINE - the window's internal line counter AFTER this line's
+                  increment, i.e. the window map row fetched on this line. PyBoy
+                  keeps it in ``Renderer.ly_window``: +1 on each line where the
+                  window is drawn (``kernels.render.window_drawn`` says when), set
+                  to -1 (store 0xFF) after line 143 is rendered; it is 0, not -1,
+                  before the first line 143 after power-on;
+    LATCH_FLAGS - LATCH_FLAG_WINDOW_ACTIVE: PyBoy's ``wy_activated_frame`` at that
+                  moment (WY == LY was seen at a line start this frame);
+                  LATCH_FLAG_BLANK: the line shows BGP colour 0 only (PyBoy's
+                  ``blank_screen``: LCD off at the frame's end, or the first frame
+                  after the LCD is switched on; then write all 144 lines with this
+                  flag and BGP as it was when PyBoy blanked).
+Fields 10..15 are reserved (write 0). The renderers read only these latches plus
+the env's VRAM and OAM at the end of the step.
+
+Frames (all uint8, shade indices 0..3 AFTER the palette, 0 = lightest):
+  * full     ``[N, 144, 160]``  every pixel (debug, video, parity).
+  * shades   ``[N, 72, 80]``    downsampled: output (oy, ox) is the full-frame pixel
+                                at (2*oy, 2*ox). No filtering: a pure decimation.
+  * packed2  ``[N, 72, 20]``    4 pixels per byte, 2 bits each: shade of output
+                                pixel x = 4*b + k sits in bits 2k..2k+1 of byte b.
+All are env-major and C-contiguous, so one env's frame is one contiguous block.
+
+``PACKED_L1_LUT[a, b]`` is the L1 distance between the 4 shades packed in byte
+``a`` and those in byte ``b`` (sum over k of |a_k - b_k|, 0..12); the distance of
+two packed frames is ``PACKED_L1_LUT[a, b].sum()``, equal to the L1 distance of
+their unpacked shades.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SCREEN_H = 144
+SCREEN_W = 160
+DOWNSAMPLE = 2
+DOWN_H = SCREEN_H // DOWNSAMPLE  # 72
+DOWN_W = SCREEN_W // DOWNSAMPLE  # 80
+PIXELS_PER_BYTE = 4
+PACKED_W = DOWN_W // PIXELS_PER_BYTE  # 20
+NUM_SHADES = 4
+
+# ---- per-line register latch: Machine.line_latch uint8 [N, SCREEN_H, LATCH_FIELDS] ----
+LATCH_FIELDS = 16
+LATCH_LCDC = 0
+LATCH_SCX = 1
+LATCH_SCY = 2
+LATCH_WX = 3
+LATCH_WY = 4
+LATCH_BGP = 5
+LATCH_OBP0 = 6
+LATCH_OBP1 = 7
+LATCH_WIN_LINE = 8
+LATCH_FLAGS = 9
+LATCH_FLAG_WINDOW_ACTIVE = 0x01
+LATCH_FLAG_BLANK = 0x02
+
+# Grey levels for images (PyBoy's default DMG palette), shade 0 = white.
+GREY_LEVELS = np.array([0xFF, 0x99, 0x55, 0x00], dtype=np.uint8)
+
+
+def _check_uint8(name: str, a: np.ndarray, last_dim: int) -> None:
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got {type(a).__name__}")
+    if a.dtype != np.uint8:
+        raise TypeError(f"{name} must have dtype uint8, got {a.dtype}")
+    if a.ndim < 1 or a.shape[-1] != last_dim:
+        raise ValueError(f"{name} must have last dimension {last_dim}, got shape {a.shape}")
+
+
+def downsample(full: np.ndarray) -> np.ndarray:
+    """``[..., 144, 160]`` full frames -> ``[..., 72, 80]``: the pixel at (2*oy, 2*ox)."""
+    if full.shape[-2:] != (SCREEN_H, SCREEN_W):
+        raise ValueError(f"full frames must end in ({SCREEN_H}, {SCREEN_W}), got {full.shape}")
+    return np.ascontiguousarray(full[..., ::DOWNSAMPLE, ::DOWNSAMPLE])
+
+
+def pack_shades(shades: np.ndarray) -> np.ndarray:
+    """``uint8[..., 80]`` shades 0..3 -> ``uint8[..., 20]`` packed2 (pixel 4b+k in bits 2k..)."""
+    _check_uint8("shades", shades, DOWN_W)
+    if shades.size and int(shades.max()) >= NUM_SHADES:
+        raise ValueError(f"shades must be 0..3, found {int(shades.max())}")
+    quads = shades.reshape(*shades.shape[:-1], PACKED_W, PIXELS_PER_BYTE)
+    shifts = np.arange(0, 2 * PIXELS_PER_BYTE, 2, dtype=np.uint8)
+    return np.bitwise_or.reduce(quads << shifts, axis=-1).astype(np.uint8)
+
+
+def unpack_shades(packed: np.ndarray) -> np.ndarray:
+    """``uint8[..., 20]`` packed2 -> ``uint8[..., 80]`` shades 0..3."""
+    _check_uint8("packed", packed, PACKED_W)
+    shifts = np.arange(0, 2 * PIXELS_PER_BYTE, 2, dtype=np.uint8)
+    quads = (packed[..., None] >> shifts) & 0x3
+    return quads.reshape(*packed.shape[:-1], DOWN_W).astype(np.uint8)
+
+
+def _byte_shades() -> np.ndarray:
+    """``[256, 4]``: the 4 shades held by each packed byte value."""
+    values = np.arange(256, dtype=np.uint8)
+    return (values[:, None] >> np.arange(0, 8, 2, dtype=np.uint8)) & 0x3
+
+
+def _build_l1_lut() -> np.ndarray:
+    shades = _byte_shades().astype(np.int16)
+    lut = np.abs(shades[:, None, :] - shades[None, :, :]).sum(axis=-1)
+    lut = lut.astype(np.uint8)
+    lut.flags.writeable = False
+    return lut
+
+
+PACKED_L1_LUT = _build_l1_lut()  # uint8 [256, 256], values 0..12
+
+
+def packed_l1_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """L1 distance of packed2 frames ``[..., 72, 20]`` -> int64 ``[...]`` (per frame)."""
+    _check_uint8("a", a, PACKED_W)
+    _check_uint8("b", b, PACKED_W)
+    if a.shape[-2:] != (DOWN_H, PACKED_W):
+        raise ValueError(f"packed frames must end in ({DOWN_H}, {PACKED_W}), got {a.shape}")
+    per_byte = PACKED_L1_LUT[a, b].astype(np.int64)
+    return per_byte.sum(axis=(-2, -1))
+
+
+def shades_to_grey(shades: np.ndarray) -> np.ndarray:
+    """Shade indices -> uint8 grey levels (PyBoy's default DMG greys), same shape."""
+    if shades.size and int(shades.max()) >= NUM_SHADES:
+        raise ValueError(f"shades must be 0..3, found {int(shades.max())}")
+    return GREY_LEVELS[shades]
+
+
+# ---- Torch forms (imported lazily so core stays NumPy-only for its users) ----
+
+
+def pack_shades_torch(shades):
+    """Torch ``uint8[..., 80]`` -> ``uint8[..., 20]``, on the tensor's device."""
+    import torch
+
+    if shades.dtype != torch.uint8 or shades.shape[-1] != DOWN_W:
+        raise ValueError(
+            f"shades must be uint8 [..., {DOWN_W}], got {shades.dtype} {shape_of(shades)}"
+        )
+    quads = shades.reshape(*shades.shape[:-1], PACKED_W, PIXELS_PER_BYTE)
+    out = quads[..., 0] | (quads[..., 1] << 2) | (quads[..., 2] << 4) | (quads[..., 3] << 6)
+    return out.contiguous()
+
+
+def unpack_shades_torch(packed):
+    """Torch ``uint8[..., 20]`` -> ``uint8[..., 80]``, on the tensor's device."""
+    import torch
+
+    if packed.dtype != torch.uint8 or packed.shape[-1] != PACKED_W:
+        raise ValueError(
+            f"packed must be uint8 [..., {PACKED_W}], got {packed.dtype} {shape_of(packed)}"
+        )
+    quads = torch.stack([(packed >> s) & 0x3 for s in range(0, 8, 2)], dim=-1)
+    return quads.reshape(*packed.shape[:-1], DOWN_W)
+
+
+def packed_l1_distance_torch(a, b, lut=None):
+    """Per-frame L1 distance of packed2 tensors ``[..., 72, 20]`` -> int64 ``[...]``.
+
+    ``lut`` is ``PACKED_L1_LUT`` as a tensor on the inputs' device; pass it to avoid
+    a host-to-device copy per call.
+    """
+    import torch
+
+    for name, t in (("a", a), ("b", b)):
+        if t.dtype != torch.uint8 or tuple(t.shape[-2:]) != (DOWN_H, PACKED_W):
+            raise ValueError(
+                f"{name} must be uint8 [..., {DOWN_H}, {PACKED_W}], got {t.dtype} {shape_of(t)}"
+            )
+    if lut is None:
+        lut = torch.from_numpy(PACKED_L1_LUT.copy()).to(a.device)
+    index = a.long() * 256 + b.long()
+    return lut.reshape(-1)[index].long().sum(dim=(-2, -1))
+
+
+def shape_of(t) -> tuple[int, ...]:
+    return tuple(int(s) for s in t.shape)

@@ -1,0 +1,229 @@
+"""Scanline renderers: per-line register latches + VRAM/OAM -> shade frames.
+
+Rules follow PyBoy 2.8.1's DMG renderer (learned from its source, written anew):
+  * A line is blank (every pixel = BGP colour 0, no sprites) when the LCD is off
+    or the latch's BLANK flag is set.
+  * The window is drawn when LCDC bit 5 is set, the WINDOW_ACTIVE flag is set and
+    WX - 7 < 160; it then covers x >= WX - 7 using map row ``win_line`` (the
+    latched internal counter), and the background is drawn left of it EVEN IF
+    LCDC bit 0 is clear. Without the window, LCDC bit 0 clear gives BGP colour 0
+    that counts as opaque for sprite priority (BG-priority sprites are hidden).
+  * Sprites (LCDC bit 1): the first 10 in OAM order whose rows cover the line
+    (X is not looked at); on overlap the smaller X wins, then the lower OAM index.
+    A sprite pixel is a candidate only when its colour is non-zero and either its
+    BG-priority bit is clear or the BG/window colour index there is 0; the
+    best-ranked candidate is shown (a hidden better sprite does not mask a worse
+    one, as in PyBoy).
+One thread per (env, line) for the full frame, per (env, output row) for the
+downsampled frames; both share ``pixel_shade``.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.core import pixels as px
+from gbxcule.core.memory_layout import OAM_OFF, VRAM_OFF
+
+wp.set_module_options({"enable_backward": False})
+
+SCREEN_W = wp.constant(px.SCREEN_W)
+DOWN_W = wp.constant(px.DOWN_W)
+VRAM = wp.constant(VRAM_OFF)
+OAM = wp.constant(OAM_OFF)
+F_LCDC = wp.constant(px.LATCH_LCDC)
+F_SCX = wp.constant(px.LATCH_SCX)
+F_SCY = wp.constant(px.LATCH_SCY)
+F_WX = wp.constant(px.LATCH_WX)
+F_BGP = wp.constant(px.LATCH_BGP)
+F_OBP0 = wp.constant(px.LATCH_OBP0)
+F_OBP1 = wp.constant(px.LATCH_OBP1)
+F_WIN_LINE = wp.constant(px.LATCH_WIN_LINE)
+F_FLAGS = wp.constant(px.LATCH_FLAGS)
+FLAG_WINDOW_ACTIVE = wp.constant(px.LATCH_FLAG_WINDOW_ACTIVE)
+FLAG_BLANK = wp.constant(px.LATCH_FLAG_BLANK)
+
+MAX_SPRITES_PER_LINE = 10
+OAM_ENTRIES = wp.constant(40)
+SpriteList = wp.types.vector(length=MAX_SPRITES_PER_LINE, dtype=wp.int32)
+NO_SPRITE = wp.constant(1 << 30)
+
+
+@wp.func
+def window_drawn(lcdc: int, wx: int, flags: int) -> bool:
+    """Whether the window shows on a line (and so advances its line counter)."""
+    return (lcdc & 0x20) != 0 and (flags & FLAG_WINDOW_ACTIVE) != 0 and wx - 7 < SCREEN_W
+
+
+@wp.func
+def line_blank(lcdc: int, flags: int) -> bool:
+    return (lcdc & 0x80) == 0 or (flags & FLAG_BLANK) != 0
+
+
+@wp.func
+def tile_colour(lo: int, hi: int, col: int) -> int:
+    """Colour index 0..3 of column ``col`` (0 = leftmost) of one tile row."""
+    bit = 7 - col
+    return (((hi >> bit) & 1) << 1) | ((lo >> bit) & 1)
+
+
+@wp.func
+def map_colour(
+    mem: wp.array2d(dtype=wp.uint8), env: int, lcdc: int, map_base: int, mx: int, my: int
+) -> int:
+    """Colour index at pixel (mx, my) of a 256x256 tile map (BG or window)."""
+    tile = int(mem[env, VRAM + map_base + ((my >> 3) & 31) * 32 + ((mx >> 3) & 31)])
+    if (lcdc & 0x10) == 0:
+        tile = (tile ^ 0x80) + 128  # signed index from 0x9000 -> tiles 128..383
+    row = VRAM + tile * 16 + (my & 7) * 2
+    return tile_colour(int(mem[env, row]), int(mem[env, row + 1]), mx & 7)
+
+
+@wp.func
+def select_sprites(mem: wp.array2d(dtype=wp.uint8), env: int, ly: int, lcdc: int):
+    """OAM indices (0..39) of the first 10 sprites, in OAM order, whose rows cover ``ly``."""
+    chosen = SpriteList()
+    count = wp.int32(0)
+    height = 8
+    if (lcdc & 0x04) != 0:
+        height = 16
+    if (lcdc & 0x02) != 0:
+        for n in range(OAM_ENTRIES):
+            top = int(mem[env, OAM + n * 4]) - 16
+            if count < MAX_SPRITES_PER_LINE and top <= ly and ly < top + height:
+                chosen[count] = n
+                count += 1
+    return chosen, count
+
+
+@wp.func
+def sprite_pixel(
+    mem: wp.array2d(dtype=wp.uint8),
+    env: int,
+    ly: int,
+    x: int,
+    lcdc: int,
+    bg_colour0: bool,
+    chosen: SpriteList,
+    count: int,
+) -> int:
+    """``(palette << 2) | colour`` of the sprite pixel shown at x, or -1 for none."""
+    best_rank = NO_SPRITE
+    result = wp.int32(-1)
+    for k in range(count):
+        n = chosen[k]
+        base = OAM + n * 4
+        left = int(mem[env, base + 1]) - 8
+        dx = x - left
+        if dx >= 0 and dx < 8:
+            attr = int(mem[env, base + 3])
+            tile = int(mem[env, base + 2])
+            dy = ly - (int(mem[env, base]) - 16)
+            if (lcdc & 0x04) != 0:
+                tile = tile & 0xFE
+                if (attr & 0x40) != 0:
+                    dy = 15 - dy
+            elif (attr & 0x40) != 0:
+                dy = 7 - dy
+            if (attr & 0x20) != 0:
+                dx = 7 - dx
+            row = VRAM + tile * 16 + dy * 2
+            colour = tile_colour(int(mem[env, row]), int(mem[env, row + 1]), dx)
+            rank = (left + 8) * 64 + n
+            visible = colour != 0 and ((attr & 0x80) == 0 or bg_colour0)
+            if visible and rank < best_rank:
+                best_rank = rank
+                result = ((attr >> 4) & 1) * 4 + colour
+    return result
+
+
+@wp.func
+def pixel_shade(
+    mem: wp.array2d(dtype=wp.uint8),
+    latch: wp.array3d(dtype=wp.uint8),
+    env: int,
+    ly: int,
+    x: int,
+    chosen: SpriteList,
+    count: int,
+) -> int:
+    """Final shade 0..3 of pixel (x, ly); the line must not be blank."""
+    lcdc = int(latch[env, ly, F_LCDC])
+    wx = int(latch[env, ly, F_WX])
+    bgp = int(latch[env, ly, F_BGP])
+    colour = wp.int32(-1)
+    if window_drawn(lcdc, wx, int(latch[env, ly, F_FLAGS])) and x >= wx - 7:
+        win_map = 0x1800
+        if (lcdc & 0x40) != 0:
+            win_map = 0x1C00
+        colour = map_colour(mem, env, lcdc, win_map, x - (wx - 7), int(latch[env, ly, F_WIN_LINE]))
+    elif window_drawn(lcdc, wx, int(latch[env, ly, F_FLAGS])) or (lcdc & 0x01) != 0:
+        bg_map = 0x1800
+        if (lcdc & 0x08) != 0:
+            bg_map = 0x1C00
+        mx = (x + int(latch[env, ly, F_SCX])) & 255
+        my = (ly + int(latch[env, ly, F_SCY])) & 255
+        colour = map_colour(mem, env, lcdc, bg_map, mx, my)
+    shade = bgp & 3  # BG off: colour 0 through BGP, opaque for sprite priority
+    if colour >= 0:
+        shade = (bgp >> (2 * colour)) & 3
+    sprite = sprite_pixel(mem, env, ly, x, lcdc, colour == 0, chosen, count)
+    if sprite >= 0:
+        obp = int(latch[env, ly, F_OBP0])
+        if sprite >= 4:
+            obp = int(latch[env, ly, F_OBP1])
+        shade = (obp >> (2 * (sprite & 3))) & 3
+    return shade
+
+
+@wp.kernel
+def render_full_kernel(
+    mem: wp.array2d(dtype=wp.uint8),
+    line_latch: wp.array3d(dtype=wp.uint8),
+    envs: wp.array(dtype=wp.int32),
+    out: wp.array3d(dtype=wp.uint8),
+):
+    """``out[j, ly, :]`` = full-resolution line ``ly`` of env ``envs[j]``; dim = (len(envs), 144)."""
+    j, ly = wp.tid()
+    env = envs[j]
+    lcdc = int(line_latch[env, ly, F_LCDC])
+    if line_blank(lcdc, int(line_latch[env, ly, F_FLAGS])):
+        blank = wp.uint8(int(line_latch[env, ly, F_BGP]) & 3)
+        for x in range(SCREEN_W):
+            out[j, ly, x] = blank
+        return
+    chosen, count = select_sprites(mem, env, ly, lcdc)
+    for x in range(SCREEN_W):
+        out[j, ly, x] = wp.uint8(pixel_shade(mem, line_latch, env, ly, x, chosen, count))
+
+
+@wp.kernel
+def render_shades_kernel(
+    mem: wp.array2d(dtype=wp.uint8),
+    line_latch: wp.array3d(dtype=wp.uint8),
+    shades: wp.array3d(dtype=wp.uint8),
+    packed: wp.array3d(dtype=wp.uint8),
+):
+    """Downsampled row ``oy`` of env ``i`` (line 2*oy, even columns); dim = (N, 72).
+
+    Writes ``shades[i, oy, :80]`` and/or ``packed[i, oy, :20]``; pass None for an
+    output that is not wanted. Both come from the same pass.
+    """
+    env, oy = wp.tid()
+    ly = oy * 2
+    lcdc = int(line_latch[env, ly, F_LCDC])
+    blank = line_blank(lcdc, int(line_latch[env, ly, F_FLAGS]))
+    blank_shade = int(line_latch[env, ly, F_BGP]) & 3
+    chosen, count = select_sprites(mem, env, ly, lcdc)
+    byte = wp.int32(0)
+    for ox in range(DOWN_W):
+        shade = blank_shade
+        if not blank:
+            shade = pixel_shade(mem, line_latch, env, ly, ox * 2, chosen, count)
+        if shades:
+            shades[env, oy, ox] = wp.uint8(shade)
+        byte = byte | (shade << (2 * (ox & 3)))
+        if (ox & 3) == 3:
+            if packed:
+                packed[env, oy, ox >> 2] = wp.uint8(byte)
+            byte = 0
