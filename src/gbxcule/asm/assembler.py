@@ -16,6 +16,7 @@ from gbxcule.asm.expr import (
     Expr,
     evaluate,
     parse_expr,
+    symbols_in,
     tokenize,
 )
 from gbxcule.core import isa
@@ -184,6 +185,14 @@ class Operand:
 
 
 def classify(text: str) -> Operand:
+    op = _classify(text)
+    for name in symbols_in(op.expr) if op.expr is not None else ():
+        if name.lower() in _REGS:
+            raise AsmError(f"bad operand {text!r}: register {name.lower()!r} used in an expression")
+    return op
+
+
+def _classify(text: str) -> Operand:
     low = re.sub(r"\s+", "", text.lower())
     if low in _REGS:
         return Operand(frozenset({low}), text=text)

@@ -85,8 +85,9 @@ def tokenize(text: str) -> list[Token]:
     return tokens
 
 
-# Binary operators from lowest to highest precedence.
-_BINARY_LEVELS: tuple[tuple[str, ...], ...] = (("|",), ("^",), ("&",), ("<<", ">>"), ("+", "-"))
+# Binary operators from lowest to highest precedence, as in RGBDS (rgbasm(5)): unlike C,
+# & | ^ share one level that binds tighter than + and -, and shifts bind tighter still.
+_BINARY_LEVELS: tuple[tuple[str, ...], ...] = (("+", "-"), ("&", "|", "^"), ("<<", ">>"))
 _MUL_OPS = ("*", "/", "%")
 _FUNCTIONS = ("HIGH", "LOW", "BANK")
 

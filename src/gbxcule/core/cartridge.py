@@ -207,8 +207,11 @@ class CartridgeHeader:
 
         if strict and problems:
             raise CartridgeError(problems[0])
-        title_raw = bytes(data[TITLE_OFFSET : TITLE_OFFSET + TITLE_MAX_LEN])
-        title = title_raw.split(b"\x00", 1)[0].decode("ascii", errors="replace")
+        title = ""
+        for b in data[TITLE_OFFSET : TITLE_OFFSET + TITLE_MAX_LEN]:
+            if b == 0 or b >= 0x80:  # padding, or the CGB flag at 0x0143
+                break
+            title += chr(b) if 0x20 <= b < 0x7F else "?"
         return cls(
             title=title,
             cart_type=code,
