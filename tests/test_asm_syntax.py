@@ -176,3 +176,8 @@ Var: ds 1
 
 def test_case_insensitive_mnemonics_and_registers():
     assert data_of("LD A, [HL+]\nXOR A\nJR NZ, @\n") == bytes([0x2A, 0xAF, 0x20, 0xFE])
+
+
+def test_quotes_escapes_commas_and_semicolons_in_data():
+    data = data_of('db "a\\"b;,c", \';\', \',\' ; comment\ndb "x\\\\", 1\n')
+    assert data == b'a"b;,c;,x\\\x01'

@@ -137,34 +137,41 @@ def _build_index() -> dict[str, list[isa.Instruction]]:
 INDEX = _build_index()
 
 
-def strip_comment(line: str) -> str:
-    quote = None
-    for i, ch in enumerate(line):
+def _unquoted(text: str):
+    """Yield (index, char, outside_quotes) for each char, honouring backslash escapes."""
+    quote, escaped = None, False
+    for i, ch in enumerate(text):
         if quote:
-            if ch == "\\":
-                continue
-            if ch == quote:
+            yield i, ch, False
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
                 quote = None
         elif ch in "\"'":
             quote = ch
-        elif ch == ";":
+            yield i, ch, False
+        else:
+            yield i, ch, True
+
+
+def strip_comment(line: str) -> str:
+    for i, ch, outside in _unquoted(line):
+        if outside and ch == ";":
             return line[:i]
     return line
 
 
 def split_operands(text: str) -> list[str]:
     """Split on commas outside brackets, parentheses and quotes."""
-    parts, depth, quote, cur = [], 0, None, []
-    for ch in text:
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "([":
+    parts, depth, cur = [], 0, []
+    for _, ch, outside in _unquoted(text):
+        if outside and ch in "([":
             depth += 1
-        elif ch in ")]":
+        elif outside and ch in ")]":
             depth -= 1
-        elif ch == "," and depth == 0:
+        elif outside and ch == "," and depth == 0:
             parts.append("".join(cur).strip())
             cur = []
             continue

@@ -86,13 +86,15 @@ def build_rom(
     if program.rom_banks_used > rom_banks:
         raise AsmError(f"program uses {program.rom_banks_used} ROM banks but rom_banks={rom_banks}")
     image = program.image(rom_banks)
-    if any(image[LOGO_OFFSET:HEADER_END]):
-        for sec in program.rom_sections:
-            if sec.kind == "ROM0" and sec.start < HEADER_END and LOGO_OFFSET < sec.end:
-                raise AsmError(
-                    f"section {sec.name!r} puts data in the cartridge header area $0104-$014F",
-                    sec.line,
-                )
+    for sec in program.rom_sections:
+        if sec.kind != "ROM0":
+            continue
+        lo, hi = max(sec.start, LOGO_OFFSET), min(sec.end, HEADER_END)
+        if lo < hi and any(sec.data[lo - sec.start : hi - sec.start]):
+            raise AsmError(
+                f"section {sec.name!r} puts data in the cartridge header area $0104-$014F",
+                sec.line,
+            )
     if not program.covers(ENTRY, ENTRY + len(ENTRY_STUB)):
         image[ENTRY : ENTRY + len(ENTRY_STUB)] = ENTRY_STUB
     write_header(image, title=title, cart_type=cart_type, rom_banks=rom_banks, ram_banks=ram_banks)
