@@ -45,6 +45,56 @@ class Machine:
     locked: wp.array(dtype=wp.int32)  # 0, or 0x100 | illegal opcode that locked the env
 
     # ---- IO/timing section --------------------------------------------------
+    # Plain register values live in mem's IO page: FF00 P1 (as computed at the last
+    # write), FF01 SB, FF02 SC, FF05 TIMA, FF06 TMA, FF07 TAC & 7, FF0F IF & 0x1F,
+    # FF40-FF4B LCD registers (FF41 = PyBoy's STAT value, FF46 = DMA source), and IE
+    # at IE_OFF. Reads go through kernels/io.py (masks, syncing). Powered-on values:
+    # io.power_on_timing(m, i). Fields shared with cpu.py (PyBoy CPU attributes):
+    ime_delay: wp.array(dtype=wp.int32)  # interrupt_enable_delay: EI sets 2, cpu.py counts down
+    halt_ei: wp.array(dtype=wp.int32)  # halted_during_ei: set by HALT, cleared by interrupts.py
+    boot_on: wp.array(dtype=wp.int32)  # boot ROM mapped at 0x0000-0x00FF (FF50 write clears)
+    int_queued: wp.array(dtype=wp.int32)  # interrupt_queued
+    frame_done: wp.array(dtype=wp.int32)  # lcd.frame_done: ends the frame loop
+    # timer (DIV = tim_counter >> 8)
+    tim_counter: wp.array(dtype=wp.int32)  # 16-bit divider counter
+    tim_reload: wp.array(dtype=wp.int32)  # TIMA reload state 0/1/2
+    tim_reload_left: wp.array(dtype=wp.int32)  # cycles left in the reload state
+    tim_last: wp.array(dtype=wp.int64)  # cycle count of the last timer sync
+    tim_to_irq: wp.array(dtype=wp.int64)  # timer._cycles_to_interrupt
+    # LCD timing (mode sequence; registers in mem)
+    lcd_clock: wp.array(dtype=wp.int64)
+    lcd_target: wp.array(dtype=wp.int64)
+    lcd_last: wp.array(dtype=wp.int64)
+    lcd_to_irq: wp.array(dtype=wp.int64)
+    lcd_to_frame: wp.array(dtype=wp.int64)
+    lcd_mode: wp.array(dtype=wp.int32)
+    lcd_irq_line: wp.array(dtype=wp.int32)  # STAT interrupt line level
+    lcd_next_mode: wp.array(dtype=wp.int32)
+    lcd_transition: wp.array(dtype=wp.int32)  # ppu.TRANS_*
+    lcd_first_frame: wp.array(dtype=wp.int32)
+    lcd_reset: wp.array(dtype=wp.int32)
+    lcd_stat_override: wp.array(dtype=wp.int32)
+    lcd_lyc_dirty: wp.array(dtype=wp.int32)  # LYC written while the LCD was off
+    lcd_m3_adjust: wp.array(dtype=wp.int32)
+    win_line: wp.array(dtype=wp.int32)  # renderer's window line counter (ly_window)
+    win_active: wp.array(dtype=wp.int32)  # renderer's wy_activated_frame
+    # serial
+    ser_last: wp.array(dtype=wp.int64)  # serial clock == cycle count of its last sync
+    ser_target: wp.array(dtype=wp.int64)
+    ser_to_irq: wp.array(dtype=wp.int64)
+    ser_active: wp.array(dtype=wp.int32)  # transfer_enabled
+    serial_buf: wp.array2d(dtype=wp.uint8)  # [N, serial.SERIAL_CAP] ring of SB writes
+    serial_len: wp.array(dtype=wp.int32)  # SB writes since reset
+    # OAM DMA
+    dma_active: wp.array(dtype=wp.int32)
+    dma_source: wp.array(dtype=wp.int32)  # FF46 value
+    dma_index: wp.array(dtype=wp.int32)
+    dma_start: wp.array(dtype=wp.int64)
+    # joypad
+    joy_dir: wp.array(dtype=wp.int32)  # directional nibble, 0 = pressed
+    joy_std: wp.array(dtype=wp.int32)  # standard nibble, 0 = pressed
+    joy_rel_mask: wp.array2d(dtype=wp.int32)  # [N, joypad.JOY_QUEUE] pending release masks
+    joy_rel_wait: wp.array2d(dtype=wp.int32)  # frames until each pending release
 
     # ---- pixels section -----------------------------------------------------
     # [N, 144, LATCH_FIELDS] registers per line of the step's last frame; written by
