@@ -20,6 +20,8 @@ IO_SIZE = 0x80
 HRAM_OFF = 0x4120  # 0xFF80-0xFFFE, 127 bytes
 HRAM_SIZE = 0x7F
 IE_OFF = 0x419F  # 0xFFFF
+UNUSABLE_OFF = 0x41A0  # 0xFEA0-0xFEFF: PyBoy keeps it as plain RAM
+UNUSABLE_SIZE = 0x60
 CART_RAM_OFF = 0x4200  # cart RAM (0xA000-0xBFFF, banked), length from the header
 MEM_BASE_BYTES = CART_RAM_OFF
 

@@ -43,6 +43,24 @@ class Machine:
     halted: wp.array(dtype=wp.int32)
     cycles: wp.array(dtype=wp.int64)  # T-cycles since reset
     locked: wp.array(dtype=wp.int32)  # 0, or 0x100 | illegal opcode that locked the env
+    # PyBoy's memory_access_offset: T-cycles past m.cycles at which the access in
+    # flight happens, as far as the PPU/DMA sync is concerned (0 for most accesses).
+    access_offset: wp.array(dtype=wp.int32)
+    rom_bank: wp.array(dtype=wp.int32)  # bank seen at 0x4000-0x7FFF
+    rom_bank_low: wp.array(dtype=wp.int32)  # bank seen at 0x0000-0x3FFF (MBC1 mode 1)
+    ram_bank: wp.array(dtype=wp.int32)  # cart RAM bank, or MBC3 RTC register 0x08-0x0C
+    ram_enabled: wp.array(dtype=wp.int32)
+    mbc_mode: wp.array(dtype=wp.int32)  # MBC1 banking mode (0/1)
+    mbc_reg1: wp.array(dtype=wp.int32)  # MBC1 bank register 1 (5 bits, never 0)
+    mbc_reg2: wp.array(dtype=wp.int32)  # MBC1 bank register 2 (2 bits)
+    rtc: wp.array2d(dtype=wp.int64)  # [N, RTC_FIELDS] MBC3 clock, columns in kernels/rtc.py
+    # cartridge constants, the same for every env (see backends/warp_base.py)
+    mbc_kind: wp.int32  # MBC_NONE / MBC1 / MBC2 / MBC3 / MBC5 (kernels/mbc.py)
+    rom_banks: wp.int32  # 16 KiB banks in the image
+    ram_banks: wp.int32  # 8 KiB cart RAM banks backed in mem (PyBoy's external_ram_count)
+    has_rtc: wp.int32  # MBC3+TIMER
+    mbc1_multicart: wp.int32  # 64-bank MBC1 with the logo in every bank (4-bit bank shift)
+    mbc30: wp.int32  # MBC3 with more than 4 RAM or 128 ROM banks: 8-bit ROM bank register
 
     # ---- IO/timing section --------------------------------------------------
     # Plain register values live in mem's IO page: FF00 P1 (as computed at the last
