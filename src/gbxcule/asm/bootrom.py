@@ -1,0 +1,103 @@
+"""Our own 256-byte DMG boot ROM, assembled from the SM83 source below.
+
+Both PyBoy (``PyBoy(..., bootrom=boot_rom_path())``) and our emulator run it
+from power-on. It writes the documented DMG post-boot register and IO values
+(Pan Docs, "Power Up Sequence") and hands over to the cartridge at 0x0100:
+``ld a, $01`` at 0x00FC and ``ldh [$50], a`` at 0x00FE, so the write that unmaps
+the boot ROM is its last instruction and the next fetch is the cartridge's 0x0100.
+
+What it deliberately does not do:
+
+* No logo scroll, no VRAM/OAM clearing: PyBoy powers on with VRAM, OAM, WRAM
+  and HRAM zeroed, and so does our emulator.
+* No stack use (SP is loaded once), so HRAM stays all zero.
+* No sound register writes: with ``sound_emulated=False`` PyBoy ignores them and
+  reads every FF10-FF3F register as $00.
+* No SB write: PyBoy records every SB write as serial output.
+* No DIV write: the divider keeps counting from power-on, so its internal
+  16-bit counter equals the T-cycle count (mod 65536) when the cartridge starts.
+
+The LCD is switched on by the second-to-last instruction pair (0x00F8-0x00FB).
+PyBoy ends a frame when the LCD is switched on, so the first ``PyBoy.tick()``
+after power-on returns right after that write, with two boot instructions
+(20 T-cycles) left. Measured values at PC=0x0100 are in history/postboot.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from gbxcule.asm.assembler import assemble
+
+BOOT_ROM_SIZE = 0x100
+
+BOOT_ROM_SOURCE = """
+; gbxcule DMG boot ROM: post-boot state, then hand over to the cartridge.
+SECTION "boot", ROM0[$0000]
+Boot:
+    ld sp, $FFFE
+    ld a, $30           ; P1: no button group selected; PyBoy then reads $CF
+    ldh [$00], a
+    xor a
+    ldh [$05], a        ; TIMA
+    ldh [$06], a        ; TMA
+    ldh [$07], a        ; TAC: timer off (reads $F8)
+    ldh [$41], a        ; STAT: no interrupt sources selected
+    ldh [$42], a        ; SCY
+    ldh [$43], a        ; SCX
+    ldh [$45], a        ; LYC
+    ldh [$4A], a        ; WY
+    ldh [$4B], a        ; WX
+    ldh [$FF], a        ; IE
+    ld a, $FC
+    ldh [$47], a        ; BGP
+    ld a, $FF
+    ldh [$48], a        ; OBP0
+    ldh [$49], a        ; OBP1
+    ld a, $01
+    ldh [$0F], a        ; IF = VBlank pending (reads $E1)
+    ld bc, $0013
+    ld de, $00D8
+    ld hl, $014D
+    add a, $FF          ; $01 + $FF = $00 with Z, H and C set: F = $B0
+    jp Handover
+
+SECTION "handover", ROM0[$00F8]
+Handover:
+    ld a, $91
+    ldh [$40], a        ; LCDC: LCD and BG on, tiles at $8000 (PyBoy ends frame 0 here)
+    ld a, $01           ; A = $01 post-boot; flags untouched since the add
+    ldh [$50], a        ; unmap the boot ROM; the next fetch is the cartridge's $0100
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def boot_rom_bytes() -> bytes:
+    """The 256-byte boot ROM image."""
+    program = assemble(BOOT_ROM_SOURCE)
+    image = bytes(program.image()[:BOOT_ROM_SIZE])
+    end = max(s.end for s in program.rom_sections)
+    if end != BOOT_ROM_SIZE:
+        raise AssertionError(f"boot ROM must end exactly at $0100, ends at ${end:04X}")
+    return image
+
+
+@functools.lru_cache(maxsize=1)
+def boot_rom_path() -> Path:
+    """A file holding :func:`boot_rom_bytes`, in a cache dir keyed by its hash (written atomically)."""
+    data = boot_rom_bytes()
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    cache_dir = Path(tempfile.gettempdir()) / "gbxcule-bootrom"
+    path = cache_dir / f"dmg_boot_{digest}.bin"
+    if path.is_file() and path.read_bytes() == data:
+        return path
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=f".{path.name}.")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+    return path
