@@ -1,0 +1,341 @@
+"""PyBoy 2.8.1 oracle backends: one PyBoy per env, in-process (and across processes in pyboy_mp).
+
+Every PyBoy is built by :func:`make_pyboy`: our boot ROM, ``window="null"``,
+``sound_emulated=False``, DMG mode, the grey palette :data:`SHADE_RGB`, and the
+ROM passed as bytes (so PyBoy never reads or writes ``.ram``/``.rtc`` files).
+
+Reset. :func:`post_boot_state` runs the boot ROM once per ROM and snapshots the
+machine (``save_state``) from a hook at 0x0100, i.e. exactly when the CPU is
+about to fetch the cartridge's first instruction; ``reset()`` loads that
+snapshot. Running on from the snapshot is byte-identical (full save state and
+screen) to running on from power-on: the boot frame ends when the boot ROM
+switches the LCD on (PyBoy ends a frame on every LCD on/off switch), 20 T-cycles
+before 0x0100, so the first step's first frame is 20 T-cycles shorter than a
+continuous run's frame 1 and ends at the same cycle. Values at 0x0100 are in
+history/postboot.md.
+
+Input timing, read from PyBoy 2.8.1's ``button``/``send_input``/``tick``:
+``button(name, delay=d)`` appends the press to ``PyBoy.events`` and queues the
+release for ``frame_count + d``. Events in ``PyBoy.events`` are applied at the
+start of the next frame, before any CPU cycle of it; after every frame the
+queued events due at the new ``frame_count`` are moved into ``events``. So with
+``step()`` pressing and then ticking ``frames_per_step`` frames:
+
+* the press takes effect at the start of frame 0 of the step;
+* the release takes effect at the start of frame ``release_after_frames`` of the
+  step: the button is held for exactly frames ``0 .. release_after_frames-1``;
+* when ``release_after_frames == frames_per_step`` the release is applied at the
+  start of the next step's frame 0, just before that step's press (release first).
+* A press request IF bit 4 (joypad) whenever a button goes released -> pressed,
+  whatever P1 selects; a release then a press at one frame start counts as an edge.
+* P1 (FF00) holds the value PyBoy computed at the last *write* to FF00, so a ROM
+  sees new buttons only after it writes P1 again.
+
+``release_after_frames`` must be in ``1 .. frames_per_step`` (PyBoy refuses 0;
+a larger value would spill the release into a later step).
+
+Registers: ``PyBoy.register_file`` has A..PC but not IME or HALT, and the
+compiled build hides ``PyBoy.mb``. :func:`cpu_block` reads the CPU block that
+``save_state`` writes first (33 bytes in DMG mode) and aborts the write there;
+``cycles`` is ``CPU.cycles`` (T-cycles since power-on; 328 right after reset),
+the same number ``PyBoy._cycles()`` returns.
+
+Serial: ``PyBoy._serial()`` returns (as ``chr`` of each byte) every value
+*written to SB* (FF01) since its last call, kept in a 1024-entry ring that
+wraps silently. We drain it after every step, so up to 1023 SB writes per step
+are captured. SB itself always reads $FF (no link partner).
+
+Memory: ``PyBoy.memory[lo:hi]`` reads through the CPU's memory map between
+instructions (current ROM/RAM banks, IO read masks, VRAM/OAM not locked). One
+side effect: reading STAT clears PyBoy's one-shot ``stat_mode_override``.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gbxcule.asm.bootrom import boot_rom_path
+from gbxcule.core.actions import get_codec, validate_actions
+
+PYBOY_VERSION = "2.8.1"
+# Shade index -> RGB. Grey, so every channel alone identifies the shade.
+SHADE_RGB = (0xFFFFFF, 0xAAAAAA, 0x555555, 0x000000)
+_SHADE_OF_CHANNEL = np.full(256, 0xFF, dtype=np.uint8)
+for _shade, _rgb in enumerate(SHADE_RGB):
+    _SHADE_OF_CHANNEL[_rgb & 0xFF] = _shade
+
+POST_BOOT_PC = 0x0100
+_STATE_VERSION = 29  # PyBoy 2.8.1's save-state format
+_CPU_BLOCK_BYTES = 33  # header (6) + A F B C D E (6) + HL SP PC (6) + 7 flags + cycles (8)
+
+
+class PyBoyVersionError(RuntimeError):
+    """The installed PyBoy is not the version the oracle is pinned to."""
+
+
+def require_pyboy_version() -> None:
+    try:
+        found = metadata.version("pyboy")
+    except metadata.PackageNotFoundError:
+        raise PyBoyVersionError(
+            f"pyboy is not installed; the oracle needs pyboy=={PYBOY_VERSION}"
+        ) from None
+    if found != PYBOY_VERSION:
+        raise PyBoyVersionError(
+            f"the oracle is pinned to pyboy=={PYBOY_VERSION} (its timings are what we match), "
+            f"but pyboy {found} is installed"
+        )
+
+
+def read_rom(rom_path: str | Path) -> bytes:
+    path = Path(rom_path)
+    if not path.is_file():
+        raise FileNotFoundError(f"ROM file not found: {path}")
+    data = path.read_bytes()
+    if len(data) < 0x150:
+        raise ValueError(f"ROM file {path} is {len(data)} bytes, too short for a cartridge header")
+    return data
+
+
+def make_pyboy(rom: bytes | str | Path, *, log_level: str = "ERROR") -> Any:
+    """A PyBoy on ``rom`` (bytes or path) at power-on, configured the one way the oracle runs."""
+    require_pyboy_version()
+    from pyboy import PyBoy
+
+    data = rom if isinstance(rom, bytes) else read_rom(rom)
+    return PyBoy(
+        io.BytesIO(data),
+        bootrom=str(boot_rom_path()),
+        window="null",
+        sound_emulated=False,
+        cgb=False,
+        color_palette=SHADE_RGB,
+        log_level=log_level,
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def post_boot_state(rom: bytes) -> bytes:
+    """PyBoy save state of ``rom`` taken when the CPU is about to fetch 0x0100 after our boot ROM."""
+    pyboy = make_pyboy(rom)
+    captured: list[bytes] = []
+
+    def capture(_context: object) -> None:
+        if not captured:
+            buf = io.BytesIO()
+            pyboy.save_state(buf)
+            captured.append(buf.getvalue())
+
+    try:
+        pyboy.hook_register(0, POST_BOOT_PC, capture, None)
+        for _ in range(4):
+            pyboy.tick(1, False)
+            if captured:
+                break
+    finally:
+        pyboy.stop(save=False)
+    if not captured:
+        raise RuntimeError("the boot ROM did not reach 0x0100 within 4 frames")
+    return captured[0]
+
+
+class _CpuBlockDone(Exception):
+    pass
+
+
+class _PrefixWriter(io.RawIOBase):
+    """Collects the first ``limit`` bytes of a save state, then stops the writer."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        self.data += bytes(b)
+        if len(self.data) >= self.limit:
+            raise _CpuBlockDone
+        return len(b)
+
+
+def cpu_block(pyboy: Any) -> dict[str, int]:
+    """The CPU registers, IME, HALT and cycle counter, from the head of PyBoy's save state."""
+    writer = _PrefixWriter(_CPU_BLOCK_BYTES)
+    try:
+        pyboy.save_state(writer)
+    except _CpuBlockDone:
+        pass
+    d = bytes(writer.data[:_CPU_BLOCK_BYTES])
+    if len(d) < _CPU_BLOCK_BYTES or d[0] != _STATE_VERSION or d[5] != 0:
+        raise RuntimeError(
+            f"unexpected PyBoy save-state header {d[:6].hex()} "
+            f"(want version {_STATE_VERSION}, DMG mode)"
+        )
+    hl = d[12] | d[13] << 8
+    return {
+        "pc": d[16] | d[17] << 8,
+        "sp": d[14] | d[15] << 8,
+        "a": d[6],
+        "f": d[7],
+        "b": d[8],
+        "c": d[9],
+        "d": d[10],
+        "e": d[11],
+        "h": hl >> 8,
+        "l": hl & 0xFF,
+        "ime": d[18],
+        "halted": d[20],
+        "cycles": int.from_bytes(d[25:33], "little"),
+    }
+
+
+def shades_from_rgba(rgba: np.ndarray) -> np.ndarray:
+    """uint8 [144,160] shade indices of a PyBoy RGBA screen drawn with :data:`SHADE_RGB`."""
+    rgb = np.asarray(rgba)[:, :, :3]
+    shades = _SHADE_OF_CHANNEL[rgb[:, :, 0]]
+    if (shades == 0xFF).any() or not (
+        np.array_equal(rgb[:, :, 0], rgb[:, :, 1]) and np.array_equal(rgb[:, :, 0], rgb[:, :, 2])
+    ):
+        raise RuntimeError("screen has a colour outside SHADE_RGB; was PyBoy built by make_pyboy?")
+    return shades
+
+
+def check_step_config(num_envs: int, frames_per_step: int, release_after_frames: int) -> None:
+    for name, value in (("num_envs", num_envs), ("frames_per_step", frames_per_step)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    if (
+        isinstance(release_after_frames, bool)
+        or not isinstance(release_after_frames, int)
+        or not 1 <= release_after_frames <= frames_per_step
+    ):
+        raise ValueError(
+            f"release_after_frames must be an int in 1..frames_per_step ({frames_per_step}), "
+            f"got {release_after_frames!r}"
+        )
+
+
+def check_env(env: Any, num_envs: int) -> int:
+    if isinstance(env, bool) or not isinstance(env, (int, np.integer)):
+        raise TypeError(f"env must be an int, got {type(env).__name__}")
+    if not 0 <= env < num_envs:
+        raise IndexError(f"env {env} out of range for num_envs={num_envs}")
+    return int(env)
+
+
+def check_range(lo: int, hi: int) -> None:
+    if not 0 <= lo < hi <= 0x10000:
+        raise ValueError(
+            f"memory range must satisfy 0 <= lo < hi <= 0x10000, got [{lo:#x}, {hi:#x})"
+        )
+
+
+class PyBoySingleBackend:
+    """``num_envs`` PyBoy instances stepped one after another in this process."""
+
+    name = "pyboy"
+
+    def __init__(
+        self,
+        rom_path: str | Path,
+        *,
+        num_envs: int = 1,
+        frames_per_step: int = 24,
+        release_after_frames: int = 8,
+        action_codec: str = "pokemonred_puffer_v1",
+        render: bool = True,
+    ) -> None:
+        check_step_config(num_envs, frames_per_step, release_after_frames)
+        self.codec = get_codec(action_codec)
+        self.rom_path = Path(rom_path)
+        self._rom = read_rom(rom_path)
+        self.num_envs = num_envs
+        self.frames_per_step = frames_per_step
+        self.release_after_frames = release_after_frames
+        self.render = bool(render)
+        self._boot_state = post_boot_state(self._rom)
+        self._pyboys = [make_pyboy(self._rom) for _ in range(num_envs)]
+        self._serial = [bytearray() for _ in range(num_envs)]
+        self._buttons = [self.codec.buttons(a) for a in range(self.codec.num_actions)]
+        self.reset()
+
+    def reset(self, seed: int | None = None) -> None:
+        """Every env to the post-boot snapshot (PC=0x0100). PyBoy is deterministic: ``seed`` is unused."""
+        for env, pyboy in enumerate(self._pyboys):
+            pyboy.load_state(io.BytesIO(self._boot_state))
+            pyboy.events.clear()  # a release left due from the last step must not leak in
+            pyboy._serial()
+            self._serial[env].clear()
+
+    def step(self, actions: Any) -> None:
+        acts = validate_actions(actions, self.num_envs, self.codec)
+        for env, pyboy in enumerate(self._pyboys):
+            for button in self._buttons[acts[env]]:
+                pyboy.button(button, self.release_after_frames)
+            pyboy.tick(self.frames_per_step, self.render)
+            self._serial[env] += pyboy._serial().encode("latin-1")
+
+    def pyboy(self, env: int) -> Any:
+        """The PyBoy instance of ``env`` (for tests and debugging)."""
+        return self._pyboys[check_env(env, self.num_envs)]
+
+    def get_cpu_state(self, env: int) -> dict[str, int]:
+        return cpu_block(self.pyboy(env))
+
+    def read_memory(self, env: int, lo: int, hi: int) -> np.ndarray:
+        pyboy = self.pyboy(env)
+        check_range(lo, hi)
+        return np.asarray(pyboy.memory[lo:hi], dtype=np.uint8)
+
+    def write_memory(self, env: int, addr: int, data: bytes | np.ndarray | int) -> None:
+        pyboy = self.pyboy(env)
+        if isinstance(data, (int, np.integer)):
+            values = [int(data)]
+        elif isinstance(data, np.ndarray):
+            if not np.issubdtype(data.dtype, np.integer):
+                raise TypeError(f"write_memory needs integer data, got dtype {data.dtype}")
+            values = [int(v) for v in data.ravel()]
+        else:
+            values = list(bytes(data))
+        check_range(addr, addr + len(values))
+        if any(not 0 <= v <= 0xFF for v in values):
+            raise ValueError("write_memory values must be bytes 0..255")
+        for offset, value in enumerate(values):
+            pyboy.memory[addr + offset] = value
+
+    def serial_output(self, env: int) -> bytes:
+        return bytes(self._serial[check_env(env, self.num_envs)])
+
+    def frame_shades(self, env: int) -> np.ndarray:
+        pyboy = self.pyboy(env)
+        if not self.render:
+            raise RuntimeError("frame_shades needs a backend built with render=True")
+        return shades_from_rgba(pyboy.screen.ndarray)
+
+    def close(self) -> None:
+        for pyboy in self._pyboys:
+            pyboy.stop(save=False)
+        self._pyboys = []
+
+    def __enter__(self) -> PyBoySingleBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def __getattr__(name: str) -> Any:
+    # The registry names both oracles in this module; the process pool lives in pyboy_mp.
+    if name == "PyBoyVecMpBackend":
+        from gbxcule.backends.pyboy_mp import PyBoyVecMpBackend
+
+        return PyBoyVecMpBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
