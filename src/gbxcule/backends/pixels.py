@@ -1,0 +1,238 @@
+"""Pixel buffers of a Warp backend: render modes, zero-copy Torch views, explicit snapshots.
+
+``WarpVecBase`` owns one :class:`PixelBuffers` and delegates to it:
+
+* render-on-step: built with ``render_pixels=True`` and/or ``render_pixels_packed=True``,
+  :meth:`PixelBuffers.render_step` (called at the end of every ``step()``) fills the
+  owned ``[N, 72, 80]`` shades and/or ``[N, 72, 20]`` packed2 buffers in one pass;
+  :meth:`pixels_torch` / :meth:`pixels_packed_torch` / :meth:`pixels_wp` return views of
+  those buffers (the same data_ptr for the buffer's whole life, no copy).
+* snapshot: :meth:`render_pixels_snapshot_to_torch` and
+  :meth:`render_pixels_snapshot_packed_to_torch` render the current state of all N envs
+  into a caller's contiguous uint8 tensor at an element offset (rollout slots).
+* full resolution: :meth:`render_full` returns ``[M, 144, 160]`` for chosen envs.
+
+On CUDA every launch goes on the current Torch stream of the buffers' device (or a
+``stream`` the caller passes), without host synchronisation. The frame layout is the
+contract of :mod:`gbxcule.core.pixels`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+import warp as wp
+
+from gbxcule.core import pixels as px
+from gbxcule.kernels import render
+
+FRAME_BYTES = px.DOWN_H * px.DOWN_W  # 5760
+PACKED_FRAME_BYTES = px.DOWN_H * px.PACKED_W  # 1440
+
+
+class PixelsNotEnabledError(RuntimeError):
+    """A pixel accessor was used on a backend built without that render mode."""
+
+
+class PixelBuffers:
+    """Owned pixel outputs of N envs on one Warp device."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        device: str | wp.context.Device = "cpu",
+        *,
+        render_pixels: bool = False,
+        render_pixels_packed: bool = False,
+    ) -> None:
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        self.num_envs = num_envs
+        self.device = wp.get_device(device)
+        self.torch_device = torch.device(wp.device_to_torch(self.device))
+        self.render_pixels = render_pixels
+        self.render_pixels_packed = render_pixels_packed
+        self._shades = self._alloc(px.DOWN_W) if render_pixels else None
+        self._packed = self._alloc(px.PACKED_W) if render_pixels_packed else None
+        self._shades_torch = wp.to_torch(self._shades) if self._shades is not None else None
+        self._packed_torch = wp.to_torch(self._packed) if self._packed is not None else None
+        self._streams: dict[int, wp.Stream] = {}
+
+    def _alloc(self, width: int) -> wp.array:
+        return wp.zeros((self.num_envs, px.DOWN_H, width), dtype=wp.uint8, device=self.device)
+
+    # ---- accessors ------------------------------------------------------------------
+
+    def pixels_wp(self) -> wp.array:
+        """The owned ``uint8 [N, 72, 80]`` shades buffer (filled by every step)."""
+        if self._shades is None:
+            raise PixelsNotEnabledError(
+                "pixels were not enabled: build the backend with render_pixels=True"
+            )
+        return self._shades
+
+    def pixels_torch(self) -> torch.Tensor:
+        """Zero-copy Torch view of :meth:`pixels_wp` (same data_ptr every step)."""
+        self.pixels_wp()
+        return self._shades_torch
+
+    def pixels_packed_wp(self) -> wp.array:
+        """The owned ``uint8 [N, 72, 20]`` packed2 buffer (filled by every step)."""
+        if self._packed is None:
+            raise PixelsNotEnabledError(
+                "packed pixels were not enabled: build the backend with render_pixels_packed=True"
+            )
+        return self._packed
+
+    def pixels_packed_torch(self) -> torch.Tensor:
+        """Zero-copy Torch view of :meth:`pixels_packed_wp` (same data_ptr every step)."""
+        self.pixels_packed_wp()
+        return self._packed_torch
+
+    # ---- rendering ------------------------------------------------------------------
+
+    def render_step(
+        self, mem: wp.array, line_latch: wp.array, stream: wp.Stream | None = None
+    ) -> None:
+        """Fill the enabled owned buffers from the step's latches (no-op if none enabled)."""
+        if self._shades is None and self._packed is None:
+            return
+        self._render_shades(mem, line_latch, self._shades, self._packed, stream)
+
+    def render_pixels_snapshot_to_torch(
+        self,
+        mem: wp.array,
+        line_latch: wp.array,
+        out: torch.Tensor,
+        base_offset: int = 0,
+        stream: wp.Stream | None = None,
+    ) -> None:
+        """Render all N envs' ``[72, 80]`` shades into ``out.view(-1)[base_offset:]``."""
+        target = self._target(out, base_offset, px.DOWN_W, "base_offset")
+        self._render_shades(mem, line_latch, target, None, stream)
+
+    def render_pixels_snapshot_packed_to_torch(
+        self,
+        mem: wp.array,
+        line_latch: wp.array,
+        out: torch.Tensor,
+        base_offset_bytes: int = 0,
+        stream: wp.Stream | None = None,
+    ) -> None:
+        """Render all N envs' ``[72, 20]`` packed2 frames into ``out.view(-1)[base_offset_bytes:]``."""
+        target = self._target(out, base_offset_bytes, px.PACKED_W, "base_offset_bytes")
+        self._render_shades(mem, line_latch, None, target, stream)
+
+    def render_full(
+        self, mem: wp.array, line_latch: wp.array, envs: Sequence[int] | np.ndarray
+    ) -> np.ndarray:
+        """``uint8 [len(envs), 144, 160]`` full-resolution frames of the chosen envs (host copy)."""
+        env_ids = np.asarray(envs, dtype=np.int64).reshape(-1)
+        if env_ids.size == 0:
+            raise ValueError("render_full needs at least one env")
+        if env_ids.min() < 0 or env_ids.max() >= self.num_envs:
+            raise IndexError(f"env ids must be in 0..{self.num_envs - 1}, got {env_ids.tolist()}")
+        self._check_inputs(mem, line_latch)
+        envs_wp = wp.array(env_ids.astype(np.int32), dtype=wp.int32, device=self.device)
+        out = wp.empty((env_ids.size, px.SCREEN_H, px.SCREEN_W), dtype=wp.uint8, device=self.device)
+        wp.launch(
+            render.render_full_kernel,
+            dim=(env_ids.size, px.SCREEN_H),
+            inputs=[mem, line_latch, envs_wp, out],
+            device=self.device,
+            stream=self._stream(None),
+        )
+        return out.numpy()
+
+    # ---- internals ------------------------------------------------------------------
+
+    def _render_shades(self, mem, line_latch, shades, packed, stream) -> None:
+        self._check_inputs(mem, line_latch)
+        wp.launch(
+            render.render_shades_kernel,
+            dim=(self.num_envs, px.DOWN_H),
+            inputs=[mem, line_latch, shades, packed],
+            device=self.device,
+            stream=self._stream(stream),
+        )
+
+    def _stream(self, stream: wp.Stream | None) -> wp.Stream | None:
+        """The caller's stream, else (CUDA) the current Torch stream, else None (CPU)."""
+        if stream is not None or not self.device.is_cuda:
+            return stream
+        torch_stream = torch.cuda.current_stream(self.torch_device)
+        handle = int(torch_stream.cuda_stream)
+        if handle not in self._streams:
+            self._streams[handle] = wp.stream_from_torch(torch_stream)
+        return self._streams[handle]
+
+    def _check_inputs(self, mem: wp.array, line_latch: wp.array) -> None:
+        want_latch = (self.num_envs, px.SCREEN_H, px.LATCH_FIELDS)
+        if mem.ndim != 2 or mem.shape[0] != self.num_envs or mem.dtype != wp.uint8:
+            raise ValueError(f"mem must be uint8 [{self.num_envs}, row_bytes], got {mem.shape}")
+        if tuple(line_latch.shape) != want_latch or line_latch.dtype != wp.uint8:
+            raise ValueError(f"line_latch must be uint8 {list(want_latch)}, got {line_latch.shape}")
+        for name, arr in (("mem", mem), ("line_latch", line_latch)):
+            if arr.device != self.device:
+                raise ValueError(f"{name} is on {arr.device}, pixel buffers on {self.device}")
+
+    def _target(self, out: torch.Tensor, offset: int, width: int, offset_name: str) -> wp.array:
+        """``out`` as a Warp array ``[N, 72, width]`` starting at element ``offset``."""
+        if not isinstance(out, torch.Tensor):
+            raise TypeError(f"out must be a torch.Tensor, got {type(out).__name__}")
+        if out.dtype != torch.uint8:
+            raise TypeError(f"out must have dtype torch.uint8, got {out.dtype}")
+        if out.device != self.torch_device:
+            raise ValueError(f"out is on {out.device}, the emulator on {self.torch_device}")
+        if not out.is_contiguous():
+            raise ValueError("out must be contiguous (call .contiguous() or allocate it so)")
+        if not isinstance(offset, (int, np.integer)) or offset < 0:
+            raise ValueError(f"{offset_name} must be an int >= 0, got {offset!r}")
+        needed = self.num_envs * px.DOWN_H * width
+        if out.numel() < offset + needed:
+            raise ValueError(
+                f"out has {out.numel()} elements; {self.num_envs} frames of {px.DOWN_H}x{width} "
+                f"at {offset_name}={offset} need {offset + needed}"
+            )
+        return wp.array(
+            ptr=out.data_ptr() + int(offset),
+            dtype=wp.uint8,
+            shape=(self.num_envs, px.DOWN_H, width),
+            device=self.device,
+        )
+
+
+def measure_render_cost(
+    step: Callable[[], None],
+    render_once: Callable[[], None],
+    device: str | wp.context.Device,
+    *,
+    iters: int = 20,
+    warmup: int = 3,
+) -> dict[str, float]:
+    """Benchmark hook: mean wall seconds of ``step()`` and of ``render_once()`` on ``device``.
+
+    Each timing synchronises the device before reading the clock. Returns
+    ``{"step_s", "render_s", "render_over_step"}``; ``step`` should be a step without
+    render-on-step so the two costs are separate.
+    """
+    if iters < 1 or warmup < 0:
+        raise ValueError(f"need iters >= 1 and warmup >= 0, got {iters}, {warmup}")
+    dev = wp.get_device(device)
+
+    def mean_seconds(fn: Callable[[], None]) -> float:
+        for _ in range(warmup):
+            fn()
+        wp.synchronize_device(dev)
+        start = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        wp.synchronize_device(dev)
+        return (time.perf_counter() - start) / iters
+
+    step_s = mean_seconds(step)
+    render_s = mean_seconds(render_once)
+    return {"step_s": step_s, "render_s": render_s, "render_over_step": render_s / step_s}

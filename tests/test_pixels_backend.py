@@ -1,0 +1,164 @@
+"""PixelBuffers: render modes, zero-copy Torch views, snapshots at offsets, errors, CPU vs CUDA."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import warp as wp
+
+from gbxcule.backends.pixels import (
+    FRAME_BYTES,
+    PACKED_FRAME_BYTES,
+    PixelBuffers,
+    PixelsNotEnabledError,
+    measure_render_cost,
+)
+from gbxcule.core import pixels as px
+from gbxcule.core.memory_layout import MEM_BASE_BYTES
+
+N = 3
+
+
+def random_machine(seed: int, n: int = N) -> tuple[np.ndarray, np.ndarray]:
+    """Random VRAM/OAM and per-line latches that change from line to line (LCD on)."""
+    rng = np.random.default_rng(seed)
+    mem = rng.integers(0, 256, (n, MEM_BASE_BYTES), dtype=np.uint8)
+    latch = rng.integers(0, 256, (n, px.SCREEN_H, px.LATCH_FIELDS), dtype=np.uint8)
+    latch[:, :, px.LATCH_LCDC] |= 0x80
+    latch[:, :, px.LATCH_FLAGS] &= px.LATCH_FLAG_WINDOW_ACTIVE
+    latch[:, 100:104, px.LATCH_FLAGS] |= px.LATCH_FLAG_BLANK
+    return mem, latch
+
+
+def on_device(mem, latch, device):
+    return wp.array(mem, dtype=wp.uint8, device=device), wp.array(
+        latch, dtype=wp.uint8, device=device
+    )
+
+
+def test_step_buffers_agree_with_full_render_and_keep_their_pointers():
+    mem, latch = random_machine(0)
+    mem_wp, latch_wp = on_device(mem, latch, "cpu")
+    bufs = PixelBuffers(N, "cpu", render_pixels=True, render_pixels_packed=True)
+    shades_t, packed_t = bufs.pixels_torch(), bufs.pixels_packed_torch()
+    ptrs = (shades_t.data_ptr(), packed_t.data_ptr())
+    bufs.render_step(mem_wp, latch_wp)
+    full = bufs.render_full(mem_wp, latch_wp, range(N))
+    assert full.shape == (N, 144, 160) and int(full.max()) <= 3
+    down = px.downsample(full)
+    assert np.array_equal(bufs.pixels_wp().numpy(), down)
+    assert np.array_equal(bufs.pixels_torch().numpy(), down)
+    assert np.array_equal(bufs.pixels_packed_torch().numpy(), px.pack_shades(down))
+    assert (full[:, 100:104] == (latch[:, 100:104, px.LATCH_BGP, None] & 3)).all()
+    # a second step with new state: same tensors, new contents
+    mem2, latch2 = random_machine(1)
+    m2, l2 = on_device(mem2, latch2, "cpu")
+    bufs.render_step(m2, l2)
+    assert (bufs.pixels_torch().data_ptr(), bufs.pixels_packed_torch().data_ptr()) == ptrs
+    assert np.array_equal(shades_t.numpy(), px.downsample(bufs.render_full(m2, l2, range(N))))
+
+
+def test_packed_only_mode_renders_packed_directly():
+    mem, latch = random_machine(2)
+    mem_wp, latch_wp = on_device(mem, latch, "cpu")
+    bufs = PixelBuffers(N, "cpu", render_pixels_packed=True)
+    bufs.render_step(mem_wp, latch_wp)
+    full = bufs.render_full(mem_wp, latch_wp, [2, 0])
+    assert np.array_equal(
+        bufs.pixels_packed_wp().numpy()[[2, 0]], px.pack_shades(px.downsample(full))
+    )
+    with pytest.raises(PixelsNotEnabledError, match="render_pixels=True"):
+        bufs.pixels_torch()
+    with pytest.raises(PixelsNotEnabledError, match="render_pixels=True"):
+        bufs.pixels_wp()
+    none = PixelBuffers(N, "cpu")
+    none.render_step(mem_wp, latch_wp)  # nothing enabled: nothing to do
+    with pytest.raises(PixelsNotEnabledError, match="render_pixels_packed=True"):
+        none.pixels_packed_torch()
+
+
+def test_snapshots_land_at_offsets_and_leave_the_rest():
+    mem, latch = random_machine(3)
+    mem_wp, latch_wp = on_device(mem, latch, "cpu")
+    bufs = PixelBuffers(N, "cpu")
+    down = px.downsample(bufs.render_full(mem_wp, latch_wp, range(N)))
+    slots = torch.full((4, N, 72, 80), 0xEE, dtype=torch.uint8)
+    bufs.render_pixels_snapshot_to_torch(mem_wp, latch_wp, slots, base_offset=2 * N * FRAME_BYTES)
+    assert np.array_equal(slots[2].numpy(), down)
+    assert (slots[[0, 1, 3]] == 0xEE).all()
+    packed_slots = torch.full((5 * N * PACKED_FRAME_BYTES + 7,), 0xEE, dtype=torch.uint8)
+    offset = 7 + N * PACKED_FRAME_BYTES
+    bufs.render_pixels_snapshot_packed_to_torch(mem_wp, latch_wp, packed_slots, offset)
+    got = packed_slots[offset : offset + N * PACKED_FRAME_BYTES].numpy().reshape(N, 72, 20)
+    assert np.array_equal(got, px.pack_shades(down))
+    assert (packed_slots[:offset] == 0xEE).all() and (
+        packed_slots[offset + got.size :] == 0xEE
+    ).all()
+
+
+def test_bad_snapshot_targets_are_refused_clearly():
+    mem_wp, latch_wp = on_device(*random_machine(4), "cpu")
+    bufs = PixelBuffers(N, "cpu")
+    good = torch.zeros(N * FRAME_BYTES, dtype=torch.uint8)
+    cases = [
+        (good.int(), TypeError, "torch.uint8"),
+        (np.zeros(N * FRAME_BYTES, np.uint8), TypeError, "torch.Tensor"),
+        (good[: N * FRAME_BYTES - 1], ValueError, "need 17280"),
+        (torch.zeros((N * FRAME_BYTES, 2), dtype=torch.uint8).t(), ValueError, "contiguous"),
+        (torch.zeros(N * FRAME_BYTES, dtype=torch.uint8, device="meta"), ValueError, "is on meta"),
+    ]
+    for out, error, message in cases:
+        with pytest.raises(error, match=message):
+            bufs.render_pixels_snapshot_to_torch(mem_wp, latch_wp, out)
+    with pytest.raises(ValueError, match="base_offset must be an int >= 0"):
+        bufs.render_pixels_snapshot_to_torch(mem_wp, latch_wp, good, -1)
+    with pytest.raises(ValueError, match="base_offset_bytes=1"):
+        bufs.render_pixels_snapshot_packed_to_torch(mem_wp, latch_wp, good[: N * 1440], 1)
+    with pytest.raises(ValueError, match="line_latch must be uint8"):
+        bufs.render_full(mem_wp, wp.zeros((N, 144, 8), dtype=wp.uint8), [0])
+    with pytest.raises(ValueError, match="mem must be uint8"):
+        PixelBuffers(N + 1, "cpu", render_pixels=True).render_step(mem_wp, latch_wp)
+    with pytest.raises(IndexError, match="0..2"):
+        bufs.render_full(mem_wp, latch_wp, [N])
+
+
+def test_measure_render_cost_reports_both_costs():
+    mem_wp, latch_wp = on_device(*random_machine(5), "cpu")
+    bufs = PixelBuffers(N, "cpu", render_pixels=True)
+    calls = []
+    cost = measure_render_cost(
+        lambda: calls.append(1),
+        lambda: bufs.render_step(mem_wp, latch_wp),
+        "cpu",
+        iters=2,
+        warmup=1,
+    )
+    assert len(calls) == 3 and set(cost) == {"step_s", "render_s", "render_over_step"}
+    assert cost["render_s"] > 0 and cost["render_over_step"] == cost["render_s"] / cost["step_s"]
+
+
+@pytest.mark.gpu
+def test_cpu_and_cuda_pixels_are_bit_identical():
+    wp.init()
+    if not wp.is_cuda_available() or not torch.cuda.is_available():
+        pytest.skip("needs CUDA visible to Warp and Torch")
+    mem, latch = random_machine(6, n=64)
+    cpu = PixelBuffers(64, "cpu", render_pixels=True, render_pixels_packed=True)
+    gpu = PixelBuffers(64, "cuda:0", render_pixels=True, render_pixels_packed=True)
+    cpu.render_step(*on_device(mem, latch, "cpu"))
+    gpu_inputs = on_device(mem, latch, "cuda:0")
+    ptr = gpu.pixels_torch().data_ptr()
+    gpu.render_step(*gpu_inputs)
+    torch.cuda.current_stream().synchronize()
+    assert gpu.pixels_torch().is_cuda and gpu.pixels_torch().data_ptr() == ptr
+    assert torch.equal(gpu.pixels_torch().cpu(), cpu.pixels_torch())
+    assert torch.equal(gpu.pixels_packed_torch().cpu(), cpu.pixels_packed_torch())
+    envs = [0, 17, 63]
+    assert np.array_equal(
+        gpu.render_full(*gpu_inputs, envs), cpu.render_full(*on_device(mem, latch, "cpu"), envs)
+    )
+    slots = torch.zeros((2, 64, 72, 20), dtype=torch.uint8, device="cuda:0")
+    gpu.render_pixels_snapshot_packed_to_torch(*gpu_inputs, slots, 64 * PACKED_FRAME_BYTES)
+    torch.cuda.current_stream().synchronize()
+    assert torch.equal(slots[1].cpu(), cpu.pixels_packed_torch()) and not slots[0].any()
