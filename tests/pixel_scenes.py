@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import warp as wp
 from PIL import Image
 
 from gbxcule.asm import build_rom
-from gbxcule.asm.bootrom import boot_rom_path
+from gbxcule.backends.pyboy_backend import make_pyboy, shades_from_rgba
 from gbxcule.core import pixels as px
 from gbxcule.core.memory_layout import MEM_BASE_BYTES, OAM_OFF, OAM_SIZE, VRAM_OFF, VRAM_SIZE
 from gbxcule.kernels import render
@@ -37,8 +36,6 @@ REG_ADDR = {
     px.LATCH_WY: 0xFF4A,
     px.LATCH_WX: 0xFF4B,
 }
-# PyBoy's default DMG palette ("Grey"): red channel of each shade's colour.
-PYBOY_GREY_RED = (0xFF, 0x99, 0x55, 0x00)
 
 IDLE_SOURCE = """
 Main:
@@ -48,27 +45,16 @@ Main:
 """
 
 
-def start_pyboy(tmp_path: Path, source: str = IDLE_SOURCE, name: str = "scene"):
-    from pyboy import PyBoy
-
-    rom = tmp_path / f"{name}.gb"
-    rom.write_bytes(build_rom(source, title=name.upper()[:11]))
-    pyboy = PyBoy(str(rom), bootrom=str(boot_rom_path()), window="null", sound_emulated=False)
+def start_pyboy(source: str = IDLE_SOURCE, name: str = "scene"):
+    """The oracle's PyBoy (our boot ROM, grey palette) on a ROM built from ``source``."""
+    pyboy = make_pyboy(build_rom(source, title=name.upper()[:11]))
     pyboy.tick(2, True)
     return pyboy
 
 
 def screen_shades(pyboy) -> np.ndarray:
-    """PyBoy's RGBA screen -> uint8 [144, 160] shade indices (exact colour match)."""
-    rgba = np.asarray(pyboy.screen.ndarray)
-    shades = np.full(rgba.shape[:2], 255, dtype=np.uint8)
-    for shade, red in enumerate(PYBOY_GREY_RED):
-        match = (rgba[..., 0] == red) & (rgba[..., 1] == red) & (rgba[..., 2] == red)
-        shades[match] = shade
-    if (shades == 255).any():
-        ys, xs = np.nonzero(shades == 255)
-        raise AssertionError(f"PyBoy pixel {tuple(rgba[ys[0], xs[0]])} is not a DMG grey")
-    return shades
+    """PyBoy's screen as uint8 [144, 160] shade indices (exact colour match)."""
+    return shades_from_rgba(pyboy.screen.ndarray)
 
 
 def poke(pyboy, vram: bytes | None = None, oam: bytes | None = None, **regs: int) -> None:

@@ -100,6 +100,6 @@ def test_torch_forms_match_numpy():
 
 def test_shades_to_grey():
     grey = px.shades_to_grey(np.array([[0, 1, 2, 3]], dtype=np.uint8))
-    assert grey.tolist() == [[255, 153, 85, 0]]
+    assert grey.tolist() == [[255, 170, 85, 0]]
     with pytest.raises(ValueError, match="0..3"):
         px.shades_to_grey(np.array([4], dtype=np.uint8))

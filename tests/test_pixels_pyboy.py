@@ -17,8 +17,8 @@ SEEDS_PER_KIND = 40
 
 
 @pytest.fixture(scope="module")
-def pyboy(tmp_path_factory):
-    pb = ps.start_pyboy(tmp_path_factory.mktemp("rom"))
+def pyboy():
+    pb = ps.start_pyboy()
     yield pb
     pb.stop(save=False)
 

@@ -65,8 +65,9 @@ LATCH_FLAGS = 9
 LATCH_FLAG_WINDOW_ACTIVE = 0x01
 LATCH_FLAG_BLANK = 0x02
 
-# Grey levels for images (PyBoy's default DMG palette), shade 0 = white.
-GREY_LEVELS = np.array([0xFF, 0x99, 0x55, 0x00], dtype=np.uint8)
+# Grey levels for images, shade 0 = white: the greys the PyBoy oracle is run with
+# (backends.pyboy_backend.SHADE_RGB), so our PNGs and PyBoy's screens look the same.
+GREY_LEVELS = np.array([0xFF, 0xAA, 0x55, 0x00], dtype=np.uint8)
 
 
 def _check_uint8(name: str, a: np.ndarray, last_dim: int) -> None:
@@ -131,7 +132,7 @@ def packed_l1_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def shades_to_grey(shades: np.ndarray) -> np.ndarray:
-    """Shade indices -> uint8 grey levels (PyBoy's default DMG greys), same shape."""
+    """Shade indices -> uint8 grey levels (``GREY_LEVELS``), same shape."""
     if shades.size and int(shades.max()) >= NUM_SHADES:
         raise ValueError(f"shades must be 0..3, found {int(shades.max())}")
     return GREY_LEVELS[shades]
