@@ -301,6 +301,8 @@ class CaseRun:
     records: tuple[bytes, ...]
     fins: tuple[int, ...]
     out_size: int
+    model: Callable[[bytes, int], bytes] | None = None  # (record, flags in) -> outputs
+    what: str = ""  # what the snippet does, for failure messages
 
     def __post_init__(self) -> None:
         sizes = {len(r) for r in self.records}
@@ -314,6 +316,32 @@ class CaseRun:
     @property
     def output_size(self) -> int:
         return len(self.records) * len(self.fins) * self.out_size
+
+    def cases(self) -> list[tuple[int, bytes]]:
+        """(flags in, record) in the order the engine runs them."""
+        return [(f, r) for f in self.fins for r in self.records]
+
+    def expected(self) -> bytes:
+        if self.model is None:
+            raise ValueError(f"{self.label}: no model to compute the expected outputs")
+        out = b"".join(bytes(self.model(r, f)) for f, r in self.cases())
+        if len(out) != self.output_size:
+            raise ValueError(f"{self.label}: model outputs are not {self.out_size} bytes each")
+        return out
+
+
+def runs_table(label: str, addr: int, runs: Sequence[CaseRun]) -> ResultTable:
+    """One ResultTable over the packed outputs of ``runs`` (each needs a model)."""
+    sizes = {run.out_size for run in runs}
+    if len(sizes) != 1:
+        raise ValueError(f"table {label}: runs must share one out_size")
+    described = [(run, f, r) for run in runs for f, r in run.cases()]
+
+    def describe(i: int) -> str:
+        run, f, r = described[i]
+        return f"{run.what or run.label} with input {r.hex(' ')}, F in ${f:02X}"
+
+    return ResultTable(label, addr, b"".join(run.expected() for run in runs), sizes.pop(), describe)
 
 
 def case_runs_source(runs: Sequence[CaseRun], out_addr: int) -> tuple[str, str]:
@@ -498,3 +526,32 @@ def rom_spec(
     return RomSpec(
         name=name, description=description, build=build, check=check, steps=steps, tags=tags
     )
+
+
+class TraceBuilder:
+    """A body of steps that append bytes to one trace table through ``LibTrace``.
+
+    Each step is asm under its own global label (so ``.local`` labels are per step)
+    plus the bytes Python expects it to append; a wrong byte is reported with the
+    step that should have written it.
+    """
+
+    def __init__(self, label: str, addr: int = RESULTS_BASE) -> None:
+        self.label = label
+        self.addr = addr
+        self._asm: list[str] = [trace_start(addr)]
+        self._expected = bytearray()
+        self._owner: list[str] = []
+
+    def step(self, what: str, asm: str, expected: bytes | Sequence[int]) -> None:
+        data = bytes(expected)
+        self._asm.append(f"{self.label}Step{len(self._asm)}:  ; {what}\n{asm}")
+        self._owner += [f"byte {k} of step '{what}'" for k in range(len(data))]
+        self._expected += data
+
+    def body(self) -> str:
+        return "".join(self._asm)
+
+    def table(self) -> ResultTable:
+        owner = list(self._owner)
+        return ResultTable(self.label, self.addr, bytes(self._expected), 1, lambda i: owner[i])
