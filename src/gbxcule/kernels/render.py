@@ -79,57 +79,93 @@ def map_colour(
     return tile_colour(int(mem[env, row]), int(mem[env, row + 1]), mx & 7)
 
 
+@wp.struct
+class LineRegs:
+    """One line's latched registers, decoded once per line."""
+
+    lcdc: wp.int32
+    bgp: wp.int32
+    obp0: wp.int32
+    obp1: wp.int32
+    bg_map: wp.int32  # VRAM offset of the BG map
+    bg_y: wp.int32  # BG map row pixel: (ly + SCY) & 255
+    scx: wp.int32
+    bg_on: wp.int32  # BG pixels drawn (else BGP colour 0, opaque for priority)
+    win_x: wp.int32  # first window column (WX - 7), or SCREEN_W when no window
+    win_map: wp.int32
+    win_y: wp.int32  # window map row pixel (the latched internal line counter)
+
+
 @wp.func
-def select_sprites(mem: wp.array2d(dtype=wp.uint8), env: int, ly: int, lcdc: int):
-    """OAM indices (0..39) of the first 10 sprites, in OAM order, whose rows cover ``ly``."""
-    chosen = SpriteList()
+def line_regs(latch: wp.array3d(dtype=wp.uint8), env: int, ly: int) -> LineRegs:
+    r = LineRegs()
+    lcdc = int(latch[env, ly, F_LCDC])
+    wx = int(latch[env, ly, F_WX])
+    r.lcdc = lcdc
+    r.bgp = int(latch[env, ly, F_BGP])
+    r.obp0 = int(latch[env, ly, F_OBP0])
+    r.obp1 = int(latch[env, ly, F_OBP1])
+    r.bg_map = 0x1800 + ((lcdc >> 3) & 1) * 0x400
+    r.bg_y = (ly + int(latch[env, ly, F_SCY])) & 255
+    r.scx = int(latch[env, ly, F_SCX])
+    r.win_map = 0x1800 + ((lcdc >> 6) & 1) * 0x400
+    r.win_y = int(latch[env, ly, F_WIN_LINE])
+    r.win_x = SCREEN_W
+    r.bg_on = lcdc & 1
+    if window_drawn(lcdc, wx, int(latch[env, ly, F_FLAGS])):
+        r.win_x = wx - 7
+        r.bg_on = 1
+    return r
+
+
+@wp.func
+def line_sprites(mem: wp.array2d(dtype=wp.uint8), env: int, ly: int, lcdc: int):
+    """The first 10 sprites in OAM order whose rows cover ``ly``, as (left x, pattern, count).
+
+    pattern = tile-row low byte | high byte << 8 | attributes << 16, the row already
+    chosen for ``ly`` (Y flip applied); X flip is applied per pixel.
+    """
+    lefts = SpriteList()
+    patterns = SpriteList()
     count = wp.int32(0)
-    height = 8
-    if (lcdc & 0x04) != 0:
-        height = 16
+    height = 8 + ((lcdc >> 2) & 1) * 8
     if (lcdc & 0x02) != 0:
         for n in range(OAM_ENTRIES):
-            top = int(mem[env, OAM + n * 4]) - 16
-            if count < MAX_SPRITES_PER_LINE and top <= ly and ly < top + height:
-                chosen[count] = n
+            base = OAM + n * 4
+            dy = ly - (int(mem[env, base]) - 16)
+            if count < MAX_SPRITES_PER_LINE and dy >= 0 and dy < height:
+                tile = int(mem[env, base + 2])
+                attr = int(mem[env, base + 3])
+                if height == 16:
+                    tile = tile & 0xFE
+                if (attr & 0x40) != 0:
+                    dy = height - 1 - dy
+                row = VRAM + tile * 16 + dy * 2
+                lefts[count] = int(mem[env, base + 1]) - 8
+                patterns[count] = int(mem[env, row]) | (int(mem[env, row + 1]) << 8) | (attr << 16)
                 count += 1
-    return chosen, count
+    return lefts, patterns, count
 
 
 @wp.func
 def sprite_pixel(
-    mem: wp.array2d(dtype=wp.uint8),
-    env: int,
-    ly: int,
-    x: int,
-    lcdc: int,
-    bg_colour0: bool,
-    chosen: SpriteList,
-    count: int,
+    x: int, bg_colour0: bool, lefts: SpriteList, patterns: SpriteList, count: int
 ) -> int:
-    """``(palette << 2) | colour`` of the sprite pixel shown at x, or -1 for none."""
+    """``(palette << 2) | colour`` of the sprite pixel shown at x, or -1 for none.
+
+    Rank: smaller X first, then OAM order (= selection order k).
+    """
     best_rank = NO_SPRITE
     result = wp.int32(-1)
     for k in range(count):
-        n = chosen[k]
-        base = OAM + n * 4
-        left = int(mem[env, base + 1]) - 8
-        dx = x - left
+        dx = x - lefts[k]
         if dx >= 0 and dx < 8:
-            attr = int(mem[env, base + 3])
-            tile = int(mem[env, base + 2])
-            dy = ly - (int(mem[env, base]) - 16)
-            if (lcdc & 0x04) != 0:
-                tile = tile & 0xFE
-                if (attr & 0x40) != 0:
-                    dy = 15 - dy
-            elif (attr & 0x40) != 0:
-                dy = 7 - dy
+            pattern = patterns[k]
+            attr = pattern >> 16
             if (attr & 0x20) != 0:
                 dx = 7 - dx
-            row = VRAM + tile * 16 + dy * 2
-            colour = tile_colour(int(mem[env, row]), int(mem[env, row + 1]), dx)
-            rank = (left + 8) * 64 + n
+            colour = tile_colour(pattern & 0xFF, (pattern >> 8) & 0xFF, dx)
+            rank = (lefts[k] + 8) * 16 + k
             visible = colour != 0 and ((attr & 0x80) == 0 or bg_colour0)
             if visible and rank < best_rank:
                 best_rank = rank
@@ -140,38 +176,27 @@ def sprite_pixel(
 @wp.func
 def pixel_shade(
     mem: wp.array2d(dtype=wp.uint8),
-    latch: wp.array3d(dtype=wp.uint8),
     env: int,
-    ly: int,
     x: int,
-    chosen: SpriteList,
+    r: LineRegs,
+    lefts: SpriteList,
+    patterns: SpriteList,
     count: int,
 ) -> int:
-    """Final shade 0..3 of pixel (x, ly); the line must not be blank."""
-    lcdc = int(latch[env, ly, F_LCDC])
-    wx = int(latch[env, ly, F_WX])
-    bgp = int(latch[env, ly, F_BGP])
+    """Final shade 0..3 of pixel x of a line that is not blank."""
     colour = wp.int32(-1)
-    if window_drawn(lcdc, wx, int(latch[env, ly, F_FLAGS])) and x >= wx - 7:
-        win_map = 0x1800
-        if (lcdc & 0x40) != 0:
-            win_map = 0x1C00
-        colour = map_colour(mem, env, lcdc, win_map, x - (wx - 7), int(latch[env, ly, F_WIN_LINE]))
-    elif window_drawn(lcdc, wx, int(latch[env, ly, F_FLAGS])) or (lcdc & 0x01) != 0:
-        bg_map = 0x1800
-        if (lcdc & 0x08) != 0:
-            bg_map = 0x1C00
-        mx = (x + int(latch[env, ly, F_SCX])) & 255
-        my = (ly + int(latch[env, ly, F_SCY])) & 255
-        colour = map_colour(mem, env, lcdc, bg_map, mx, my)
-    shade = bgp & 3  # BG off: colour 0 through BGP, opaque for sprite priority
+    if x >= r.win_x:
+        colour = map_colour(mem, env, r.lcdc, r.win_map, x - r.win_x, r.win_y)
+    elif r.bg_on != 0:
+        colour = map_colour(mem, env, r.lcdc, r.bg_map, (x + r.scx) & 255, r.bg_y)
+    shade = r.bgp & 3  # BG off: colour 0 through BGP, opaque for sprite priority
     if colour >= 0:
-        shade = (bgp >> (2 * colour)) & 3
-    sprite = sprite_pixel(mem, env, ly, x, lcdc, colour == 0, chosen, count)
+        shade = (r.bgp >> (2 * colour)) & 3
+    sprite = sprite_pixel(x, colour == 0, lefts, patterns, count)
     if sprite >= 0:
-        obp = int(latch[env, ly, F_OBP0])
+        obp = r.obp0
         if sprite >= 4:
-            obp = int(latch[env, ly, F_OBP1])
+            obp = r.obp1
         shade = (obp >> (2 * (sprite & 3))) & 3
     return shade
 
@@ -192,9 +217,10 @@ def render_full_kernel(
         for x in range(SCREEN_W):
             out[j, ly, x] = blank
         return
-    chosen, count = select_sprites(mem, env, ly, lcdc)
+    regs = line_regs(line_latch, env, ly)
+    lefts, patterns, count = line_sprites(mem, env, ly, lcdc)
     for x in range(SCREEN_W):
-        out[j, ly, x] = wp.uint8(pixel_shade(mem, line_latch, env, ly, x, chosen, count))
+        out[j, ly, x] = wp.uint8(pixel_shade(mem, env, x, regs, lefts, patterns, count))
 
 
 @wp.kernel
@@ -214,12 +240,13 @@ def render_shades_kernel(
     lcdc = int(line_latch[env, ly, F_LCDC])
     blank = line_blank(lcdc, int(line_latch[env, ly, F_FLAGS]))
     blank_shade = int(line_latch[env, ly, F_BGP]) & 3
-    chosen, count = select_sprites(mem, env, ly, lcdc)
+    regs = line_regs(line_latch, env, ly)
+    lefts, patterns, count = line_sprites(mem, env, ly, lcdc)
     byte = wp.int32(0)
     for ox in range(DOWN_W):
         shade = blank_shade
         if not blank:
-            shade = pixel_shade(mem, line_latch, env, ly, ox * 2, chosen, count)
+            shade = pixel_shade(mem, env, ox * 2, regs, lefts, patterns, count)
         if shades:
             shades[env, oy, ox] = wp.uint8(shade)
         byte = byte | (shade << (2 * (ox & 3)))
