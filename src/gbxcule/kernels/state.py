@@ -85,7 +85,6 @@ class Machine:
     lcd_last: wp.array(dtype=wp.int64)
     lcd_to_irq: wp.array(dtype=wp.int64)
     lcd_to_frame: wp.array(dtype=wp.int64)
-    lcd_mode: wp.array(dtype=wp.int32)
     lcd_irq_line: wp.array(dtype=wp.int32)  # STAT interrupt line level
     lcd_next_mode: wp.array(dtype=wp.int32)
     lcd_transition: wp.array(dtype=wp.int32)  # ppu.TRANS_*
@@ -96,6 +95,7 @@ class Machine:
     lcd_m3_adjust: wp.array(dtype=wp.int32)
     win_line: wp.array(dtype=wp.int32)  # renderer's window line counter (ly_window)
     win_active: wp.array(dtype=wp.int32)  # renderer's wy_activated_frame
+    lcd_render: wp.array(dtype=wp.int32)  # renderer on this frame (PyBoy renders the last)
     # serial
     ser_last: wp.array(dtype=wp.int64)  # serial clock == cycle count of its last sync
     ser_target: wp.array(dtype=wp.int64)
@@ -105,7 +105,6 @@ class Machine:
     serial_len: wp.array(dtype=wp.int32)  # SB writes since reset
     # OAM DMA
     dma_active: wp.array(dtype=wp.int32)
-    dma_source: wp.array(dtype=wp.int32)  # FF46 value
     dma_index: wp.array(dtype=wp.int32)
     dma_start: wp.array(dtype=wp.int64)
     # joypad

@@ -1,0 +1,140 @@
+"""OAM DMA and CPU access to OAM, as PyBoy 2.8.1 models them.
+
+A write to FF46 schedules a 160-byte copy from ``source << 8`` that starts 12
+cycles later (8 when it restarts a copy that has not moved a byte yet) and
+moves one byte every 4 cycles. The copy is lazy: bytes are moved when PyBoy
+syncs it, i.e. before every CPU access to 0xFF00-0xFFFF (with the access's
+cycle offset), on CPU access to OAM, and after every slice of the run loop. A
+source byte is read when it is moved, so the sync points decide which value a
+byte the CPU changes mid-copy contributes. Sources $FE/$FF read $DE/$DF.
+
+While the copy is running (after its start cycle) OAM reads return $FF and OAM
+writes are dropped. Accesses carrying a cycle offset first sync the LCD and are
+locked out in modes 2 and 3 (reads) or mode 3 and most of mode 2 (writes).
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.core.memory_layout import OAM_OFF, VRAM_OFF, WRAM_OFF
+from gbxcule.kernels.ioregs import DMA, LCDC, raise_interrupt, reg, set_reg
+from gbxcule.kernels.mbc import cart_ram_read, rom_read
+from gbxcule.kernels.ppu import TRANS_START_MODE2, lcd_mode, lcd_sync, vram_blocked
+from gbxcule.kernels.state import Machine
+
+wp.set_module_options({"enable_backward": False})
+
+OAM_BASE = wp.constant(OAM_OFF)
+VRAM_BASE = wp.constant(VRAM_OFF)
+WRAM_BASE = wp.constant(WRAM_OFF)
+OAM_BYTES = wp.constant(0xA0)
+
+
+@wp.func
+def dma_source_read(m: Machine, i: int, addr: int) -> int:
+    """PyBoy's ``getitem`` for a DMA source byte (0x0000-0xDFFF after the $FE/$FF remap)."""
+    if addr < 0x8000:
+        return rom_read(m, i, addr)
+    if addr < 0xA000:
+        if m.access_offset[i] != 0:
+            if vram_blocked(m, i, 0) != 0:
+                return 0xFF
+        return int(m.mem[i, VRAM_BASE + addr - 0x8000])
+    if addr < 0xC000:
+        return cart_ram_read(m, i, addr)
+    if addr < 0xE000:
+        return int(m.mem[i, WRAM_BASE + addr - 0xC000])
+    return int(m.mem[i, WRAM_BASE + addr - 0xE000])
+
+
+@wp.func
+def dma_sync(m: Machine, i: int, offset: int):
+    """Move every byte due by ``cycles + offset`` (PyBoy's ``sync_oam_dma``)."""
+    if m.dma_active[i] == 0:
+        return
+    elapsed = m.cycles[i] + wp.int64(offset) - m.dma_start[i]
+    if elapsed < wp.int64(4):
+        return
+    due = OAM_BYTES
+    if elapsed / wp.int64(4) < wp.int64(OAM_BYTES):
+        due = int(elapsed / wp.int64(4))
+    source = reg(m, i, DMA)
+    if source >= 0xFE:
+        source -= 0x20
+    index = m.dma_index[i]
+    while index < due:
+        m.mem[i, OAM_BASE + index] = wp.uint8(dma_source_read(m, i, (source << 8) | index))
+        index += 1
+    m.dma_index[i] = index
+    if index == OAM_BYTES:
+        m.dma_active[i] = 0
+
+
+@wp.func
+def dma_catch_up(m: Machine, i: int):
+    """The sync PyBoy does at the top of every 0xFF00-0xFFFF access."""
+    if m.dma_active[i] != 0:
+        dma_sync(m, i, m.access_offset[i])
+
+
+@wp.func
+def dma_start(m: Machine, i: int, source: int):
+    """FF46 write (after the LCD sync): schedule a new copy from ``source << 8``."""
+    delay = 12
+    if m.dma_active[i] != 0 and m.dma_index[i] == 0:
+        delay = 8
+    m.dma_start[i] = m.cycles[i] + wp.int64(delay)
+    m.dma_active[i] = 1
+    m.dma_index[i] = 0
+    set_reg(m, i, DMA, source)
+
+
+@wp.func
+def dma_started(m: Machine, i: int) -> int:
+    if m.cycles[i] + wp.int64(m.access_offset[i]) >= m.dma_start[i]:
+        return 1
+    return 0
+
+
+@wp.func
+def oam_read(m: Machine, i: int, addr: int) -> int:
+    offset = m.access_offset[i]
+    if offset != 0:
+        raise_interrupt(m, i, lcd_sync(m, i, m.cycles[i] + wp.int64(offset)))
+        if (reg(m, i, LCDC) & 0x80) != 0:
+            mode = lcd_mode(m, i)
+            if mode == 2 or mode == 3:
+                return 0xFF
+            # OAM locks when LY advances, before the first frame's mode 2 begins.
+            if m.lcd_first_frame[i] != 0 and m.lcd_transition[i] == TRANS_START_MODE2:
+                return 0xFF
+    if m.dma_active[i] != 0:
+        dma_sync(m, i, offset)
+    hl = (m.h[i] << 8) | m.l[i]
+    if m.dma_active[i] != 0 and dma_started(m, i) != 0 and hl == addr:
+        dma_sync(m, i, wp.max(offset, 4))
+    if m.dma_active[i] != 0 and dma_started(m, i) != 0:
+        return 0xFF
+    return int(m.mem[i, OAM_BASE + addr - 0xFE00])
+
+
+@wp.func
+def oam_write(m: Machine, i: int, addr: int, value: int):
+    offset = m.access_offset[i]
+    if offset != 0:
+        raise_interrupt(m, i, lcd_sync(m, i, m.cycles[i] + wp.int64(offset)))
+        if (reg(m, i, LCDC) & 0x80) != 0:
+            mode = lcd_mode(m, i)
+            if mode == 3:
+                return
+            if mode == 2:
+                # OAM briefly opens during the final four startup cycles of mode 2.
+                ahead = m.lcd_target[i] - m.lcd_clock[i]
+                opening = m.lcd_first_frame[i] != 0 and ahead >= wp.int64(0)
+                if not (opening and ahead <= wp.int64(4)):
+                    return
+    if m.dma_active[i] != 0:
+        dma_sync(m, i, offset)
+    if m.dma_active[i] == 0:
+        m.mem[i, OAM_BASE + addr - 0xFE00] = wp.uint8(value & 0xFF)

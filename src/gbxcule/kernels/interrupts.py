@@ -1,0 +1,64 @@
+"""Interrupt check and dispatch as PyBoy 2.8.1's CPU does them.
+
+PyBoy checks interrupts once per run-loop slice, at the start of ``CPU.tick``,
+never between the instructions of a slice. A pending interrupt (IF & IE) wakes
+HALT: PC, which HALT left on the HALT opcode, then moves past it, unless HALT
+ran right after EI (``halt_ei``), in which case the handler returns to the HALT.
+With IME set the interrupt is dispatched: the high byte of PC is pushed first,
+then the choice is made again (that push may have written IE or IF); if nothing
+is pending any more, dispatch is cancelled with PC = 0 and IME cleared.
+Otherwise the chosen flag is cleared, the low byte pushed, PC jumps to the
+vector and 20 cycles pass. Nothing is checked while an EI delay is counting.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.kernels.bus import bus_write
+from gbxcule.kernels.ioregs import IF, interrupt_vector, lowest_set_bit, pending_interrupts
+from gbxcule.kernels.ioregs import reg as io_reg
+from gbxcule.kernels.ioregs import set_reg as set_io_reg
+from gbxcule.kernels.state import Machine
+
+wp.set_module_options({"enable_backward": False})
+
+DISPATCH_CYCLES = wp.constant(wp.int64(20))
+
+
+@wp.func
+def handle_interrupt(m: Machine, i: int) -> int:
+    """Dispatch the highest-priority pending interrupt; 0 if the first push cancelled it."""
+    sp = m.sp[i]
+    pc = m.pc[i]
+    bus_write(m, i, (sp - 1) & 0xFFFF, pc >> 8)
+    pending = pending_interrupts(m, i)
+    if pending == 0:
+        m.pc[i] = 0
+        m.ime[i] = 0
+        return 0
+    bit = lowest_set_bit(pending)
+    set_io_reg(m, i, IF, io_reg(m, i, IF) ^ bit)
+    bus_write(m, i, (sp - 2) & 0xFFFF, pc & 0xFF)
+    m.sp[i] = (sp - 2) & 0xFFFF
+    m.pc[i] = interrupt_vector(bit)
+    m.cycles[i] = m.cycles[i] + DISPATCH_CYCLES
+    m.ime[i] = 0
+    return 1
+
+
+@wp.func
+def check_interrupts(m: Machine, i: int) -> int:
+    """PyBoy's ``check_interrupts``: 1 when an interrupt is pending (the CPU leaves HALT)."""
+    if m.int_queued[i] != 0 or m.ime_delay[i] != 0:
+        return 0
+    if pending_interrupts(m, i) == 0:
+        m.int_queued[i] = 0
+        return 0
+    if m.halted[i] != 0 and m.halt_ei[i] == 0:
+        m.pc[i] = (m.pc[i] + 1) & 0xFFFF  # step past the HALT opcode
+    m.halt_ei[i] = 0
+    if m.ime[i] != 0:
+        handle_interrupt(m, i)
+    m.int_queued[i] = 1
+    return 1

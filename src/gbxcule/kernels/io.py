@@ -1,0 +1,211 @@
+"""IO register reads and writes (0xFF00-0xFF7F) as PyBoy 2.8.1 performs them.
+
+Hooks the bus calls (``kernels/bus.py``, ``kernels/memmap.py``); ``m.cycles[i]`` is
+PyBoy's ``cpu.cycles`` at the access and ``m.access_offset[i]`` its
+``memory_access_offset``:
+
+* ``io_read(m, i, addr)`` / ``io_write(m, i, addr, value)``: a read first syncs the
+  unit it belongs to (serial and timer to ``cycles``, the LCD to ``cycles +
+  offset``); a write syncs the unit to ``cycles`` (the LCD too, no offset), then
+  applies the write's side effects. The bus handles FF50, HRAM and IE and
+  derives the run loop's bail flag.
+* ``dma_catch_up``, ``oam_read``, ``oam_write`` (kernels/dma.py) and
+  ``vram_blocked`` (kernels/ppu.py) are re-exported here for the bus.
+* ``power_on_timing(m, i)``: the IO/timing state PyBoy's constructor leaves.
+
+Read values (``io_peek``, no side effects): unused bits and unmapped registers
+read as 1 where PyBoy does (FF03, FF08-FF0E, FF4C-FF7F read $FF; TAC | $F8;
+IF | $E0); with ``sound_emulated=False`` PyBoy reads every FF10-FF3F register
+as $00 and ignores writes there. P1 is the value computed at its last write.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.core.memory_layout import IO_OFF
+from gbxcule.kernels.dma import dma_catch_up, dma_start, oam_read, oam_write
+from gbxcule.kernels.ioregs import (
+    BGP,
+    FRAME_T,
+    IF,
+    NEVER,
+    OBP0,
+    OBP1,
+    SB,
+    SC,
+    STAT,
+    raise_interrupt,
+    set_reg,
+)
+from gbxcule.kernels.joypad import p1_write
+from gbxcule.kernels.ppu import (
+    lcd_sync,
+    lcdc_write,
+    lyc_write,
+    stat_read,
+    stat_write,
+    vram_blocked,
+)
+from gbxcule.kernels.serial import sb_write, sc_write, serial_sync
+from gbxcule.kernels.state import Machine
+from gbxcule.kernels.timer import (
+    timer_read_div,
+    timer_read_tima,
+    timer_sync,
+    timer_write_div,
+    timer_write_tac,
+    timer_write_tima,
+    timer_write_tma,
+)
+
+wp.set_module_options({"enable_backward": False})
+
+__all__ = [
+    "dma_catch_up",
+    "io_peek",
+    "io_read",
+    "io_write",
+    "oam_read",
+    "oam_write",
+    "power_on_timing",
+    "vram_blocked",
+]
+
+IO_PAGE = 0x100  # io_page_kernel's columns: 0xFF00-0xFFFF
+
+
+@wp.func
+def io_peek(m: Machine, i: int, addr: int) -> int:
+    """Value the CPU would read at ``addr`` (0xFF00-0xFFFF) now, without syncing anything."""
+    r = addr - 0xFF00
+    value = int(m.mem[i, IO_OFF + r])  # P1, SB, SC, TMA, LCD registers, HRAM, IE
+    if r == 0x03 or (r >= 0x08 and r <= 0x0E) or (r >= 0x4C and r < 0x80):
+        value = 0xFF
+    if r >= 0x10 and r < 0x40:
+        value = 0x00
+    if r == 0x04:
+        value = timer_read_div(m, i)
+    if r == 0x05:
+        value = timer_read_tima(m, i)
+    if r == 0x07:
+        value = value | 0xF8
+    if r == 0x0F:
+        value = value | 0xE0
+    if r == 0x41 and m.lcd_stat_override[i] != 0:
+        value = value & 0xFC
+    return value
+
+
+@wp.func
+def io_read(m: Machine, i: int, addr: int) -> int:
+    r = addr - 0xFF00
+    cycles = m.cycles[i]
+    if r == 0x01 or r == 0x02:
+        raise_interrupt(m, i, serial_sync(m, i, cycles))
+    if r >= 0x04 and r <= 0x07:
+        raise_interrupt(m, i, timer_sync(m, i, cycles))
+    if r >= 0x40 and r <= 0x4B:
+        raise_interrupt(m, i, lcd_sync(m, i, cycles + wp.int64(m.access_offset[i])))
+    if r == 0x41:
+        return stat_read(m, i)
+    return io_peek(m, i, addr)
+
+
+@wp.func
+def io_write(m: Machine, i: int, addr: int, value: int):
+    r = addr - 0xFF00
+    v = value & 0xFF
+    cycles = m.cycles[i]
+    if r == 0x00:
+        p1_write(m, i, v)
+    if r == 0x01 or r == 0x02:
+        raise_interrupt(m, i, serial_sync(m, i, cycles))
+        if r == 0x01:
+            sb_write(m, i, v)
+        else:
+            sc_write(m, i, v)
+    if r >= 0x04 and r <= 0x07:
+        raise_interrupt(m, i, timer_sync(m, i, cycles))
+        if r == 0x04:
+            timer_write_div(m, i)
+        if r == 0x05:
+            timer_write_tima(m, i, v)
+        if r == 0x06:
+            timer_write_tma(m, i, v)
+        if r == 0x07:
+            timer_write_tac(m, i, v)
+    if r == 0x0F:
+        set_reg(m, i, IF, v & 0x1F)
+    if r >= 0x40 and r <= 0x4B:
+        raise_interrupt(m, i, lcd_sync(m, i, cycles))
+        if r == 0x40:
+            raise_interrupt(m, i, lcdc_write(m, i, v))
+        if r == 0x41:
+            raise_interrupt(m, i, stat_write(m, i, v))
+        if r == 0x45:
+            raise_interrupt(m, i, lyc_write(m, i, v))
+        if r == 0x46:
+            dma_start(m, i, v)
+        if r == 0x42 or r == 0x43 or (r >= 0x47 and r <= 0x4B):
+            set_reg(m, i, r, v)  # SCY, SCX, BGP, OBP0, OBP1, WY, WX
+
+
+@wp.func
+def power_on_timing(m: Machine, i: int):
+    """IO/timing state of a freshly constructed PyBoy (before the boot ROM runs).
+
+    ``mem`` is already zero; only non-zero registers and fields are set here.
+    """
+    set_reg(m, i, SB, 0xFF)
+    set_reg(m, i, SC, 0x7E)
+    set_reg(m, i, STAT, 0x80)
+    set_reg(m, i, BGP, 0xFC)
+    set_reg(m, i, OBP0, 0xFF)
+    set_reg(m, i, OBP1, 0xFF)
+    m.ime_delay[i] = 0
+    m.halt_ei[i] = 0
+    m.boot_on[i] = 1
+    m.int_queued[i] = 0
+    m.frame_done[i] = 0
+    m.tim_counter[i] = 0
+    m.tim_reload[i] = 0
+    m.tim_reload_left[i] = 0
+    m.tim_last[i] = wp.int64(0)
+    m.tim_to_irq[i] = wp.int64(0)
+    m.lcd_clock[i] = wp.int64(0)
+    m.lcd_target[i] = FRAME_T
+    m.lcd_last[i] = wp.int64(0)
+    m.lcd_to_irq[i] = wp.int64(0)
+    m.lcd_to_frame[i] = FRAME_T
+    m.lcd_irq_line[i] = 0
+    m.lcd_next_mode[i] = 2
+    m.lcd_transition[i] = 0
+    m.lcd_first_frame[i] = 0
+    m.lcd_reset[i] = 0
+    m.lcd_stat_override[i] = 0
+    m.lcd_lyc_dirty[i] = 0
+    m.lcd_m3_adjust[i] = 0
+    m.win_line[i] = 0
+    m.win_active[i] = 0
+    m.lcd_render[i] = 0
+    m.ser_last[i] = wp.int64(0)
+    m.ser_target[i] = NEVER
+    m.ser_to_irq[i] = wp.int64(0)
+    m.ser_active[i] = 0
+    m.serial_len[i] = 0
+    m.dma_active[i] = 0
+    m.dma_index[i] = 0
+    m.dma_start[i] = wp.int64(0)
+    m.joy_dir[i] = 0xF
+    m.joy_std[i] = 0xF
+    for k in range(m.joy_rel_mask.shape[1]):
+        m.joy_rel_mask[i, k] = 0
+        m.joy_rel_wait[i, k] = 0
+
+
+@wp.kernel
+def io_page_kernel(m: Machine, out: wp.array2d(dtype=wp.uint8)):
+    """``out[i, k]`` = what env ``i``'s CPU would read at ``0xFF00 + k`` (no side effects)."""
+    i, k = wp.tid()
+    out[i, k] = wp.uint8(io_peek(m, i, 0xFF00 + k))

@@ -1,0 +1,104 @@
+"""Joypad as PyBoy 2.8.1 models it, and the step's press/release schedule.
+
+PyBoy computes P1 only when it is written: the select bits pick the directional
+(P14 low) or button (P15 low) nibble, and the result is stored with bits 4-5
+reading 0 and bits 6-7 reading 1 (both groups deselected: $CF; both selected:
+$CF with no buttons). Pressing a button does not change P1 until the next write.
+A press raises the joypad interrupt when it takes any button from released to
+pressed, whatever the select bits.
+
+Inputs follow ``PyBoy.button(name, delay)``: at the start of a step's first
+frame the step's buttons are pressed; the matching releases happen at the start
+of the frame ``release_after`` frames later, before that frame's own presses.
+Each step with buttons holds one pending-release slot until then, so up to
+``ceil(release_after / frames_per_step)`` slots are in use (``joypad_slots``).
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.kernels.ioregs import INT_JOYPAD, P1, raise_interrupt, set_reg
+from gbxcule.kernels.state import Machine
+
+wp.set_module_options({"enable_backward": False})
+
+JOY_QUEUE = 8  # pending-release slots per env (columns of joy_rel_mask / joy_rel_wait)
+
+
+def joypad_slots(frames_per_step: int, release_after_frames: int) -> int:
+    """Pending-release slots a schedule needs; raises ValueError if it cannot be run."""
+    if frames_per_step < 1:
+        raise ValueError(f"frames_per_step must be >= 1, got {frames_per_step}")
+    if release_after_frames < 0:
+        raise ValueError(f"release_after_frames must be >= 0, got {release_after_frames}")
+    slots = max(1, -(-release_after_frames // frames_per_step))
+    if slots > JOY_QUEUE:
+        raise ValueError(
+            f"release_after_frames={release_after_frames} with frames_per_step={frames_per_step}"
+            f" keeps {slots} releases pending; at most {JOY_QUEUE} are supported"
+        )
+    return slots
+
+
+@wp.func
+def p1_write(m: Machine, i: int, value: int):
+    p14 = (value >> 4) & 1
+    p15 = (value >> 5) & 1
+    result = (value | 0xCF) & 0xFF
+    if p14 == 1 and p15 == 1:
+        result = 0x0F
+    elif p14 == 0 and p15 == 1:
+        result = result & m.joy_dir[i]
+    elif p14 == 1 and p15 == 0:
+        result = result & m.joy_std[i]
+    set_reg(m, i, P1, result | 0xC0)
+
+
+@wp.func
+def press_buttons(m: Machine, i: int, mask: int):
+    """Press the buttons of ``mask`` (bit order right, left, up, down, a, b, select, start)."""
+    old_dir = m.joy_dir[i]
+    old_std = m.joy_std[i]
+    new_dir = old_dir & ~(mask & 0xF)
+    new_std = old_std & ~((mask >> 4) & 0xF)
+    m.joy_dir[i] = new_dir
+    m.joy_std[i] = new_std
+    if ((old_dir ^ new_dir) & old_dir) != 0 or ((old_std ^ new_std) & old_std) != 0:
+        raise_interrupt(m, i, INT_JOYPAD)
+
+
+@wp.func
+def release_buttons(m: Machine, i: int, mask: int):
+    m.joy_dir[i] = m.joy_dir[i] | (mask & 0xF)
+    m.joy_std[i] = m.joy_std[i] | ((mask >> 4) & 0xF)
+
+
+@wp.func
+def joypad_frame_start(m: Machine, i: int, press: int, release_after: int):
+    """Input events at the start of a frame: due releases, then ``press`` (a mask, 0 = none)."""
+    slots = m.joy_rel_mask.shape[1]
+    for k in range(slots):
+        mask = m.joy_rel_mask[i, k]
+        if mask != 0 and m.joy_rel_wait[i, k] == 0:
+            release_buttons(m, i, mask)
+            m.joy_rel_mask[i, k] = 0
+    if press != 0:
+        press_buttons(m, i, press)
+        if release_after == 0:
+            release_buttons(m, i, press)
+        else:
+            placed = wp.int32(0)
+            for k in range(slots):
+                if placed == 0 and m.joy_rel_mask[i, k] == 0:
+                    m.joy_rel_mask[i, k] = press
+                    m.joy_rel_wait[i, k] = release_after
+                    placed = 1
+
+
+@wp.func
+def joypad_frame_end(m: Machine, i: int):
+    slots = m.joy_rel_mask.shape[1]
+    for k in range(slots):
+        if m.joy_rel_mask[i, k] != 0:
+            m.joy_rel_wait[i, k] = m.joy_rel_wait[i, k] - 1

@@ -1,0 +1,426 @@
+"""LCD timing as PyBoy 2.8.1 models it (DMG): modes, LY/LYC, STAT, frame boundary.
+
+``lcd_sync`` brings the LCD up to a cycle count and performs AT MOST ONE state
+transition per call, exactly like PyBoy's ``LCD.tick``: when the CPU overshoots
+several transition points, the rest are taken on later syncs (the run loop then
+targets 4 cycles). Transition points are kept on an absolute schedule
+(``lcd_target``), so only the moment each change becomes visible lags.
+
+A line with the LCD on (after the first frame): mode 2 for 80 cycles, mode 3 for
+172 + adjustment (sprites, SCX & 7), mode 0 for the rest; LY increments 4
+cycles before the next line's mode 2. Line 143's mode 0 leads into mode 1 and
+LY 144 together (VBlank interrupt, plus the STAT interrupt if its mode-2 source
+is selected); line 153 wraps to LY 0 in mode 2 and ends the frame. Switching the
+LCD on starts a first frame in mode 0 (no initial mode 2, no SCX penalty) and
+ends the current frame; switching it off sets LY 0, mode 0 and ends the frame at
+the next sync. While off, a frame ends every 70224 cycles.
+
+Pixels: where PyBoy renders a line (the switch into mode 0) the registers are
+latched into ``Machine.line_latch`` when the renderer is on (``lcd_render``);
+field order is ``gbxcule.core.pixels`` (LATCH_*). Blanking (LCD off at a frame's
+end, VBlank of the first frame after switching on) latches all 144 lines as blank
+whether or not the renderer is on, as PyBoy does.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.core import pixels as px
+from gbxcule.core.memory_layout import OAM_OFF
+from gbxcule.kernels.ioregs import (
+    BGP,
+    FRAME_T,
+    INT_STAT,
+    INT_VBLANK,
+    LCDC,
+    LY,
+    LYC,
+    OBP0,
+    OBP1,
+    SCX,
+    SCY,
+    STAT,
+    WX,
+    WY,
+    raise_interrupt,
+    reg,
+    set_reg,
+)
+from gbxcule.kernels.state import Machine
+
+wp.set_module_options({"enable_backward": False})
+
+# What the next transition does besides a plain mode change (PyBoy's stat_transition).
+TRANS_NONE = wp.constant(0)
+TRANS_ADVANCE_LY = wp.constant(1)  # LY += 1, mode 2 follows 4 cycles later
+TRANS_START_MODE2 = wp.constant(2)
+
+MODE2_CYCLES = wp.constant(80)
+MODE3_CYCLES = wp.constant(172)
+HBLANK_CYCLES = wp.constant(200)  # mode 0 before the LY increment (4 more at line 143)
+LINE_CYCLES = wp.constant(456)
+STARTUP_MODE0_CYCLES = wp.constant(76)  # first frame after switching on: mode 0, then 3
+
+OAM_BASE = wp.constant(OAM_OFF)
+SCREEN_H = wp.constant(px.SCREEN_H)
+SCREEN_W = wp.constant(px.SCREEN_W)
+L_LCDC = wp.constant(px.LATCH_LCDC)
+L_SCX = wp.constant(px.LATCH_SCX)
+L_SCY = wp.constant(px.LATCH_SCY)
+L_WX = wp.constant(px.LATCH_WX)
+L_WY = wp.constant(px.LATCH_WY)
+L_BGP = wp.constant(px.LATCH_BGP)
+L_OBP0 = wp.constant(px.LATCH_OBP0)
+L_OBP1 = wp.constant(px.LATCH_OBP1)
+L_WIN_LINE = wp.constant(px.LATCH_WIN_LINE)
+L_FLAGS = wp.constant(px.LATCH_FLAGS)
+FLAG_WINDOW_ACTIVE = wp.constant(px.LATCH_FLAG_WINDOW_ACTIVE)
+FLAG_BLANK = wp.constant(px.LATCH_FLAG_BLANK)
+
+
+# ---- STAT register -----------------------------------------------------------
+
+
+@wp.func
+def lcd_mode(m: Machine, i: int) -> int:
+    return reg(m, i, STAT) & 3
+
+
+@wp.func
+def stat_update_line(m: Machine, i: int) -> int:
+    """Recompute the STAT interrupt line; INT_STAT on its rising edge."""
+    stat = reg(m, i, STAT)
+    mode = stat & 3
+    line = 0
+    if mode != 3 and (stat & (1 << (mode + 3))) != 0:
+        line = 1
+    if (stat & 0x44) == 0x44:
+        line = 1
+    irq = 0
+    if line == 1 and m.lcd_irq_line[i] == 0:
+        irq = INT_STAT
+    m.lcd_irq_line[i] = line
+    return irq
+
+
+@wp.func
+def stat_set_mode(m: Machine, i: int, mode: int) -> int:
+    stat = reg(m, i, STAT)
+    if (stat & 3) == mode:
+        return 0
+    set_reg(m, i, STAT, (stat & 0xFC) | mode)
+    return stat_update_line(m, i)
+
+
+@wp.func
+def stat_update_lyc(m: Machine, i: int) -> int:
+    stat = reg(m, i, STAT) & 0xFB
+    if reg(m, i, LYC) == reg(m, i, LY):
+        stat = stat | 0x04
+    set_reg(m, i, STAT, stat)
+    return stat_update_line(m, i)
+
+
+@wp.func
+def stat_write(m: Machine, i: int, value: int) -> int:
+    """Bits 3-6 are writable; bit 7 and the mode/LYC bits are kept."""
+    set_reg(m, i, STAT, (reg(m, i, STAT) & 0x87) | (value & 0x78))
+    return stat_update_line(m, i)
+
+
+@wp.func
+def stat_read(m: Machine, i: int) -> int:
+    """STAT as the CPU reads it; a pending mode override (LYC written while off) is consumed."""
+    value = reg(m, i, STAT)
+    if m.lcd_stat_override[i] != 0:
+        m.lcd_stat_override[i] = 0
+        value = value & 0xFC
+    return value
+
+
+@wp.func
+def lyc_write(m: Machine, i: int, value: int) -> int:
+    set_reg(m, i, LYC, value)
+    if (reg(m, i, LCDC) & 0x80) != 0:
+        return stat_update_lyc(m, i)
+    m.lcd_lyc_dirty[i] = 1
+    return 0
+
+
+@wp.func
+def lcdc_write(m: Machine, i: int, value: int) -> int:
+    was_on = (reg(m, i, LCDC) & 0x80) != 0
+    set_reg(m, i, LCDC, value)
+    now_on = (value & 0x80) != 0
+    if was_on and not now_on:
+        m.lcd_clock[i] = wp.int64(0)
+        m.lcd_target[i] = wp.int64(0)
+        m.lcd_to_frame[i] = wp.int64(0)
+        stat_set_mode(m, i, 0)  # the line moves, but PyBoy raises nothing here
+        set_reg(m, i, LY, 0)
+    if now_on and not was_on:
+        m.lcd_target[i] = wp.int64(0)  # the next sync restarts the LCD and ends the frame
+        m.lcd_first_frame[i] = 1
+        m.lcd_reset[i] = 1
+        if m.lcd_lyc_dirty[i] != 0:
+            m.lcd_stat_override[i] = 1
+            m.lcd_lyc_dirty[i] = 0
+        if (reg(m, i, STAT) & 0x40) != 0:
+            return stat_update_lyc(m, i)
+    return 0
+
+
+# ---- mode 3 length -----------------------------------------------------------
+
+
+@wp.func
+def sprite_penalty(m: Machine, i: int, ly: int) -> int:
+    """Extra mode-3 cycles for the (up to 10) objects on line ``ly``."""
+    lcdc = reg(m, i, LCDC)
+    if (lcdc & 0x02) == 0:
+        return 0
+    height = 8
+    if (lcdc & 0x04) != 0:
+        height = 16
+    scx = reg(m, i, SCX)
+    count = wp.int32(0)
+    groups = wp.int32(0)
+    penalty = wp.int32(0)
+    seen0 = wp.uint64(0)
+    seen1 = wp.uint64(0)
+    seen2 = wp.uint64(0)
+    one = wp.uint64(1)
+    zero = wp.uint64(0)
+    for k in range(40):
+        if count < 10:
+            y = int(m.mem[i, OAM_BASE + 4 * k]) - 16
+            if y <= ly and ly < y + height:
+                x = int(m.mem[i, OAM_BASE + 4 * k + 1])
+                if x < 168:
+                    penalty += 6
+                    dup = wp.int32(0)
+                    if x < 64:
+                        bit = one << wp.uint64(x)
+                        if (seen0 & bit) != zero:
+                            dup = 1
+                        seen0 = seen0 | bit
+                    elif x < 128:
+                        bit = one << wp.uint64(x - 64)
+                        if (seen1 & bit) != zero:
+                            dup = 1
+                        seen1 = seen1 | bit
+                    else:
+                        bit = one << wp.uint64(x - 128)
+                        if (seen2 & bit) != zero:
+                            dup = 1
+                        seen2 = seen2 | bit
+                    if dup == 0:
+                        groups += 1
+                        alignment = 5 - ((x + scx - 8) & 7)
+                        if alignment > 0:
+                            penalty += alignment
+                count += 1
+    if count > 0 and groups == 0:
+        return -4  # only off-screen objects: one machine cycle shorter
+    if count == 0:
+        return 0
+    return wp.max(0, penalty - 7)
+
+
+@wp.func
+def mode3_adjustment(m: Machine, i: int, ly: int) -> int:
+    adjustment = sprite_penalty(m, i, ly)
+    if m.lcd_first_frame[i] == 0:
+        adjustment += ((reg(m, i, SCX) & 7) + 3) // 4 * 4
+    return adjustment
+
+
+# ---- line latches for the renderer -------------------------------------------
+
+
+@wp.func
+def latch_registers(m: Machine, i: int, ly: int, flags: int):
+    m.line_latch[i, ly, L_LCDC] = wp.uint8(reg(m, i, LCDC))
+    m.line_latch[i, ly, L_SCX] = wp.uint8(reg(m, i, SCX))
+    m.line_latch[i, ly, L_SCY] = wp.uint8(reg(m, i, SCY))
+    m.line_latch[i, ly, L_WX] = wp.uint8(reg(m, i, WX))
+    m.line_latch[i, ly, L_WY] = wp.uint8(reg(m, i, WY))
+    m.line_latch[i, ly, L_BGP] = wp.uint8(reg(m, i, BGP))
+    m.line_latch[i, ly, L_OBP0] = wp.uint8(reg(m, i, OBP0))
+    m.line_latch[i, ly, L_OBP1] = wp.uint8(reg(m, i, OBP1))
+    m.line_latch[i, ly, L_WIN_LINE] = wp.uint8(m.win_line[i] & 0xFF)
+    m.line_latch[i, ly, L_FLAGS] = wp.uint8(flags)
+
+
+@wp.func
+def draw_line(m: Machine, i: int, ly: int):
+    """PyBoy's ``Renderer.scanline`` bookkeeping: window line counter, then the latch."""
+    if m.lcd_render[i] == 0:
+        return
+    flags = 0
+    if m.win_active[i] != 0:
+        flags = FLAG_WINDOW_ACTIVE
+        if (reg(m, i, LCDC) & 0x20) != 0 and reg(m, i, WX) - 7 < SCREEN_W:
+            m.win_line[i] = m.win_line[i] + 1
+    if ly < SCREEN_H:
+        latch_registers(m, i, ly, flags)
+    if ly == SCREEN_H - 1:
+        m.win_line[i] = -1
+
+
+@wp.func
+def blank_screen(m: Machine, i: int):
+    for ly in range(SCREEN_H):
+        latch_registers(m, i, ly, FLAG_BLANK)
+
+
+# ---- the LCD clock -----------------------------------------------------------
+
+
+@wp.func
+def wy_hit(m: Machine, i: int, ly: int) -> int:
+    """1 when WY equals ``ly`` (the window's Y condition, checked at line starts)."""
+    if reg(m, i, WY) == ly:
+        return 1
+    return 0
+
+
+@wp.func
+def lcd_sync(m: Machine, i: int, cycles: wp.int64) -> int:
+    """Advance the LCD to ``cycles`` (one transition at most); returns IF bits to raise."""
+    delta = cycles - m.lcd_last[i]
+    if delta == wp.int64(0):
+        return 0
+    m.lcd_last[i] = cycles
+    irq = 0
+    clock = m.lcd_clock[i] + delta
+    m.lcd_clock[i] = clock
+    target = m.lcd_target[i]
+    if clock >= target:
+        on = (reg(m, i, LCDC) & 0x80) != 0
+        ly = reg(m, i, LY)
+        trans = m.lcd_transition[i]
+        if not on:
+            m.frame_done[i] = 1
+            m.lcd_clock[i] = clock % FRAME_T
+            m.lcd_target[i] = FRAME_T
+            blank_screen(m, i)
+        elif m.lcd_reset[i] != 0:
+            m.lcd_reset[i] = 0
+            m.frame_done[i] = 1
+            set_reg(m, i, LY, 0)
+            m.lcd_clock[i] = wp.int64(0)
+            m.lcd_target[i] = wp.int64(STARTUP_MODE0_CYCLES)
+            m.lcd_next_mode[i] = 3
+            m.lcd_transition[i] = TRANS_NONE
+            irq = irq | stat_set_mode(m, i, 0)
+            m.win_active[i] = wy_hit(m, i, 0)
+            irq = irq | stat_update_lyc(m, i)
+        elif ly == 153:
+            if m.lcd_first_frame[i] != 0 and target < FRAME_T:
+                m.lcd_target[i] = FRAME_T  # the startup line is 8 cycles short
+            else:
+                m.frame_done[i] = 1
+                set_reg(m, i, LY, 0)
+                m.lcd_clock[i] = clock % FRAME_T
+                m.lcd_first_frame[i] = 0
+                m.lcd_target[i] = target % FRAME_T + wp.int64(MODE2_CYCLES)
+                m.lcd_next_mode[i] = 3
+                m.lcd_transition[i] = TRANS_NONE
+                irq = irq | stat_set_mode(m, i, 2)
+                m.win_active[i] = wy_hit(m, i, 0)
+                irq = irq | stat_update_lyc(m, i)
+        elif trans == TRANS_ADVANCE_LY:
+            set_reg(m, i, LY, ly + 1)
+            if m.lcd_first_frame[i] != 0:
+                set_reg(m, i, STAT, reg(m, i, STAT) & 0xFB)  # compared again at mode 2
+                irq = irq | stat_update_line(m, i)
+            else:
+                irq = irq | stat_update_lyc(m, i)
+            m.lcd_target[i] = target + wp.int64(4)
+            m.lcd_transition[i] = TRANS_START_MODE2
+        elif trans == TRANS_START_MODE2:
+            irq = irq | stat_set_mode(m, i, 2)
+            if m.lcd_first_frame[i] != 0:
+                irq = irq | stat_update_lyc(m, i)
+            m.lcd_target[i] = target + wp.int64(MODE2_CYCLES)
+            m.lcd_next_mode[i] = 3
+            m.lcd_transition[i] = TRANS_NONE
+            if reg(m, i, WY) == ly:
+                m.win_active[i] = 1
+        else:
+            irq = irq | mode_transition(m, i, target)
+    m.lcd_to_irq[i] = m.lcd_target[i] - m.lcd_clock[i]
+    m.lcd_to_frame[i] = FRAME_T - m.lcd_clock[i]
+    return irq
+
+
+@wp.func
+def mode_transition(m: Machine, i: int, target: wp.int64) -> int:
+    """Enter ``lcd_next_mode`` and schedule the one after it."""
+    irq = stat_set_mode(m, i, m.lcd_next_mode[i])
+    mode = lcd_mode(m, i)
+    ly = reg(m, i, LY)
+    m.lcd_transition[i] = TRANS_NONE
+    if mode == 2:
+        ly = ly + 1
+        set_reg(m, i, LY, ly)
+        m.lcd_target[i] = target + wp.int64(MODE2_CYCLES)
+        m.lcd_next_mode[i] = 3
+        irq = irq | stat_update_lyc(m, i)
+        if reg(m, i, WY) == ly:
+            m.win_active[i] = 1
+    if mode == 3:
+        adjustment = mode3_adjustment(m, i, ly)
+        m.lcd_m3_adjust[i] = adjustment
+        m.lcd_target[i] = target + wp.int64(MODE3_CYCLES + adjustment)
+        m.lcd_next_mode[i] = 0
+    if mode == 0:
+        hblank = HBLANK_CYCLES - m.lcd_m3_adjust[i]
+        if ly < 143:
+            m.lcd_next_mode[i] = 2
+            m.lcd_transition[i] = TRANS_ADVANCE_LY
+        else:
+            m.lcd_next_mode[i] = 1
+            if m.lcd_first_frame[i] == 0:
+                hblank += 4
+        m.lcd_target[i] = target + wp.int64(hblank)
+        draw_line(m, i, ly)
+    if mode == 1:
+        m.lcd_target[i] = target + wp.int64(LINE_CYCLES)
+        m.lcd_next_mode[i] = 1
+        ly = ly + 1
+        set_reg(m, i, LY, ly)
+        irq = irq | stat_update_lyc(m, i)
+        if ly == 144:
+            if (reg(m, i, STAT) & 0x20) != 0 and m.lcd_irq_line[i] == 0:
+                irq = irq | INT_STAT
+            irq = irq | INT_VBLANK
+            m.win_active[i] = 0
+            if m.lcd_first_frame[i] != 0:
+                blank_screen(m, i)
+    return irq
+
+
+# ---- VRAM access (PyBoy locks it only for accesses with a cycle offset) -------
+
+
+@wp.func
+def vram_blocked(m: Machine, i: int, is_write: int) -> int:
+    """Sync the LCD to ``cycles + access_offset``; 1 if that VRAM access is locked out.
+
+    Called by the memory map only when ``m.access_offset[i] != 0``. Reads are
+    locked in mode 3 and in the last 4 cycles of mode 2, writes in mode 3.
+    """
+    raise_interrupt(m, i, lcd_sync(m, i, m.cycles[i] + wp.int64(m.access_offset[i])))
+    if (reg(m, i, LCDC) & 0x80) == 0:
+        return 0
+    mode = lcd_mode(m, i)
+    if mode == 3:
+        return 1
+    if mode == 2 and is_write == 0:
+        ahead = m.lcd_target[i] - m.lcd_clock[i]
+        if ahead >= wp.int64(0) and ahead <= wp.int64(4):
+            return 1
+    return 0

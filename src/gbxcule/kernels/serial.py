@@ -1,0 +1,75 @@
+"""Serial port as PyBoy 2.8.1 models it with no link cable.
+
+SB always reads $FF after a write (nothing answers), but every byte written to
+SB is recorded as output (``serial_buf``/``serial_len``, PyBoy's serial buffer).
+Writing SC with bit 0 set (internal clock) schedules the end of a transfer
+1024 cycles later (8 bits at 8192 Hz); if bit 7 was set too, the transfer then
+clears SC bit 7 and raises the serial interrupt at the first sync at or past
+that cycle. External-clock transfers never finish. SC reads with bits 1-6 set.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.kernels.ioregs import INT_SERIAL, NEVER, SB, SC, reg, set_reg
+from gbxcule.kernels.state import Machine
+
+wp.set_module_options({"enable_backward": False})
+
+SERIAL_CAP = 1024  # default bytes of output kept per env (a ring; serial_len counts all)
+TRANSFER_CYCLES = wp.constant(wp.int64(8 * 128))
+
+
+@wp.func
+def serial_sync(m: Machine, i: int, cycles: wp.int64) -> int:
+    """Advance the port to ``cycles``; returns INT_SERIAL when a transfer completes."""
+    if cycles == m.ser_last[i]:
+        return 0
+    m.ser_last[i] = cycles
+    irq = 0
+    if m.ser_active[i] != 0 and cycles >= m.ser_target[i]:
+        set_reg(m, i, SC, reg(m, i, SC) & 0x7F)
+        m.ser_active[i] = 0
+        m.ser_target[i] = NEVER
+        irq = INT_SERIAL
+    if m.ser_active[i] != 0:
+        m.ser_to_irq[i] = m.ser_target[i] - cycles
+    else:
+        m.ser_to_irq[i] = NEVER
+    return irq
+
+
+@wp.func
+def sb_write(m: Machine, i: int, value: int):
+    cap = m.serial_buf.shape[1]
+    n = m.serial_len[i]
+    if cap > 0:
+        m.serial_buf[i, n % cap] = wp.uint8(value & 0xFF)
+    m.serial_len[i] = n + 1
+    set_reg(m, i, SB, 0xFF)
+
+
+@wp.func
+def sc_write(m: Machine, i: int, value: int):
+    sc = (value | 0x7E) & 0xFF
+    set_reg(m, i, SC, sc)
+    if (sc & 1) != 0:
+        m.ser_active[i] = (sc >> 7) & 1
+        m.ser_target[i] = m.ser_last[i] + TRANSFER_CYCLES
+        m.ser_to_irq[i] = TRANSFER_CYCLES
+    else:
+        m.ser_active[i] = 0
+        m.ser_target[i] = NEVER
+        m.ser_to_irq[i] = NEVER
+
+
+def serial_bytes(buf, length: int) -> bytes:
+    """Bytes of one env's ring ``buf`` (numpy uint8 [cap]) in send order, oldest kept first."""
+    cap = int(buf.shape[0])
+    if length < 0:
+        raise ValueError(f"serial length must be >= 0, got {length}")
+    if length <= cap:
+        return bytes(buf[:length])
+    start = length % cap
+    return bytes(buf[start:]) + bytes(buf[:start])

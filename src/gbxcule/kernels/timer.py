@@ -1,0 +1,171 @@
+"""DIV/TIMA/TMA/TAC as PyBoy 2.8.1 models them.
+
+A 16-bit divider counter advances one per T-cycle (DIV is its high byte). TIMA
+increments on each falling edge of the counter bit TAC selects (while TAC bit 2
+is set). On overflow TIMA takes TMA and a reload sequence starts: 4 cycles in
+state 1 (TIMA reads 0), then the timer interrupt is raised and 4 cycles in
+state 2 (TIMA writes ignored). ``timer_sync`` brings the unit up to a cycle count
+in one jump per event (PyBoy steps cycle by cycle through reloads; the result is
+the same), and records the distance to the next TIMA overflow (or the pending
+interrupt) in ``tim_to_irq`` for the run loop's cycle target. Writes do not
+refresh that distance: PyBoy only recomputes it on a sync that advances time.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.kernels.ioregs import INT_TIMER, NEVER, TAC, TIMA, TMA, reg, set_reg
+from gbxcule.kernels.state import Machine
+
+wp.set_module_options({"enable_backward": False})
+
+RELOAD_CYCLES = wp.constant(4)
+
+
+@wp.func
+def timer_bit(tac: int) -> int:
+    """Divider-counter bit whose falling edge clocks TIMA: 512, 8, 32, 128 for TAC 0..3."""
+    return 1 << (3 + 2 * ((tac - 1) & 3))
+
+
+@wp.func
+def increase_tima(m: Machine, i: int):
+    tima = reg(m, i, TIMA) + 1
+    if tima > 0xFF:
+        tima = reg(m, i, TMA)
+        m.tim_reload[i] = 1
+        m.tim_reload_left[i] = RELOAD_CYCLES
+    set_reg(m, i, TIMA, tima)
+
+
+@wp.func
+def cycles_to_overflow(m: Machine, i: int, tac: int) -> wp.int64:
+    """Distance from the current counter to the edge that overflows TIMA."""
+    period = 2 * timer_bit(tac)
+    counter = m.tim_counter[i]
+    next_edge = ((counter & ~(period - 1)) + period) - counter
+    return wp.int64(next_edge) + wp.int64(0xFF - reg(m, i, TIMA)) * wp.int64(period)
+
+
+@wp.func
+def timer_sync(m: Machine, i: int, cycles: wp.int64) -> int:
+    """Advance the timer to ``cycles``; returns INT_TIMER when the interrupt is raised."""
+    delta = cycles - m.tim_last[i]
+    if delta == wp.int64(0):
+        return 0
+    m.tim_last[i] = cycles
+    tac = reg(m, i, TAC)
+    enabled = (tac & 4) != 0
+    period = 2 * timer_bit(tac)
+    period64 = wp.int64(period)
+    counter = m.tim_counter[i]
+    if m.tim_reload[i] == 0:
+        if not enabled:
+            m.tim_counter[i] = int((wp.int64(counter) + delta) & wp.int64(0xFFFF))
+            m.tim_to_irq[i] = NEVER
+            return 0
+        end = wp.int64(counter) + delta
+        edges = end // period64 - wp.int64(counter) // period64
+        tima = reg(m, i, TIMA)
+        if wp.int64(tima) + edges <= wp.int64(0xFF):
+            set_reg(m, i, TIMA, tima + int(edges))
+            m.tim_counter[i] = int(end & wp.int64(0xFFFF))
+            m.tim_to_irq[i] = cycles_to_overflow(m, i, tac)
+            return 0
+
+    # A reload is under way or TIMA overflows during this sync: go event by event.
+    raised = wp.int32(0)
+    left = delta
+    while left > wp.int64(0):
+        counter = m.tim_counter[i]
+        state = m.tim_reload[i]
+        to_edge = wp.int64(period - (counter & (period - 1)))
+        if state == 0:
+            # Only TIMA edges until the overflow: jump straight to it (or to the end).
+            tima = reg(m, i, TIMA)
+            to_overflow = to_edge + wp.int64(0xFF - tima) * period64
+            if not enabled or to_overflow > left:
+                edges = wp.int64(0)
+                if enabled:
+                    edges = (wp.int64(counter) + left) // period64 - wp.int64(counter) // period64
+                set_reg(m, i, TIMA, tima + int(edges))
+                m.tim_counter[i] = int((wp.int64(counter) + left) & wp.int64(0xFFFF))
+                left = wp.int64(0)
+            else:
+                set_reg(m, i, TIMA, 0xFF)
+                m.tim_counter[i] = int((wp.int64(counter) + to_overflow) & wp.int64(0xFFFF))
+                increase_tima(m, i)
+                left = left - to_overflow
+        else:
+            # Reload in progress: per cycle, the reload countdown runs before the counter moves.
+            step = wp.int64(m.tim_reload_left[i])
+            if left < step:
+                step = left
+            if enabled and to_edge < step:
+                step = to_edge
+            m.tim_reload_left[i] = m.tim_reload_left[i] - int(step)
+            if m.tim_reload_left[i] == 0:
+                if state == 1:
+                    m.tim_reload[i] = 2
+                    m.tim_reload_left[i] = RELOAD_CYCLES
+                    raised = INT_TIMER
+                else:
+                    m.tim_reload[i] = 0
+            m.tim_counter[i] = int((wp.int64(counter) + step) & wp.int64(0xFFFF))
+            if enabled and step == to_edge:
+                increase_tima(m, i)
+            left = left - step
+
+    if enabled:
+        to_irq = cycles_to_overflow(m, i, tac)
+        if m.tim_reload[i] == 1 and wp.int64(m.tim_reload_left[i]) < to_irq:
+            to_irq = wp.int64(m.tim_reload_left[i])
+        m.tim_to_irq[i] = to_irq
+    else:
+        m.tim_to_irq[i] = NEVER
+    return raised
+
+
+@wp.func
+def timer_write_div(m: Machine, i: int):
+    """Any DIV write clears the counter; a falling clock bit clocks TIMA once."""
+    tac = reg(m, i, TAC)
+    if (tac & 4) != 0 and (m.tim_counter[i] & timer_bit(tac)) != 0:
+        increase_tima(m, i)
+    m.tim_counter[i] = 0
+
+
+@wp.func
+def timer_write_tima(m: Machine, i: int, value: int):
+    if m.tim_reload[i] != 2:
+        set_reg(m, i, TIMA, value)
+
+
+@wp.func
+def timer_write_tma(m: Machine, i: int, value: int):
+    set_reg(m, i, TMA, value)
+    if m.tim_reload[i] != 0:
+        set_reg(m, i, TIMA, value)
+
+
+@wp.func
+def timer_write_tac(m: Machine, i: int, value: int):
+    tac = reg(m, i, TAC)
+    counter = m.tim_counter[i]
+    if (tac & 4) != 0 and (counter & timer_bit(tac)) != 0:
+        if (value & 4) == 0 or (counter & timer_bit(value)) == 0:
+            increase_tima(m, i)
+    set_reg(m, i, TAC, value & 7)
+
+
+@wp.func
+def timer_read_tima(m: Machine, i: int) -> int:
+    if m.tim_reload[i] == 1:
+        return 0
+    return reg(m, i, TIMA)
+
+
+@wp.func
+def timer_read_div(m: Machine, i: int) -> int:
+    return m.tim_counter[i] >> 8

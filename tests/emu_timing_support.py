@@ -1,0 +1,142 @@
+"""Lockstep helpers for the timing tests: PyBoy and our step kernel on the same ROM.
+
+Both sides start from the post-boot point (PC=0x0100): PyBoy from the oracle's
+snapshot (``post_boot_state``), ours from power-on through ``boot_kernel``. Then
+both run the same steps (button masks pressed at each step's start, released
+``release_after`` frames later) and are compared after every step: registers,
+the cycle counter, every RAM region and the IO page as the CPU reads them, and
+the serial output.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import warp as wp
+
+from gbxcule.asm.bootrom import boot_rom_bytes
+from gbxcule.backends.pyboy_backend import cpu_block, make_pyboy, post_boot_state
+from gbxcule.backends.warp_base import allocate_machine, cart_config
+from gbxcule.core.actions import mask_to_buttons
+
+REGIONS = {
+    "vram": (0x8000, 0xA000),
+    "cartram": (0xA000, 0xC000),
+    "wram": (0xC000, 0xE000),
+    "oam": (0xFE00, 0xFEA0),
+    "unusable": (0xFEA0, 0xFF00),
+    "io": (0xFF00, 0xFF80),
+    "hram": (0xFF80, 0x10000),
+}
+REGS = ("pc", "sp", "a", "f", "b", "c", "d", "e", "h", "l", "ime", "halted", "cycles")
+
+
+def warp_boot(rom: bytes, num_envs: int = 1):
+    """A Machine at the post-boot point, on the CPU device."""
+    from gbxcule.kernels.reset import power_on
+    from gbxcule.kernels.step import BOOT_MAX_FRAMES, boot_kernel
+
+    _, cart = cart_config(rom)
+    m = allocate_machine(
+        num_envs,
+        rom=np.frombuffer(rom, np.uint8),
+        boot=np.frombuffer(boot_rom_bytes(), np.uint8),
+        cart=cart,
+        device="cpu",
+    )
+    wp.launch(power_on, dim=num_envs, inputs=[m], device="cpu")
+    wp.launch(boot_kernel, dim=num_envs, inputs=[m, BOOT_MAX_FRAMES], device="cpu")
+    return m
+
+
+def warp_step(m, masks, frames: int, release_after: int, render: int = 1) -> None:
+    from gbxcule.kernels.step import step_kernel
+
+    buttons = wp.array(np.asarray(masks, dtype=np.int32), dtype=wp.int32, device="cpu")
+    wp.launch(
+        step_kernel,
+        dim=len(masks),
+        inputs=[m, buttons, frames, release_after, render],
+        device="cpu",
+    )
+
+
+def warp_regs(m, env: int) -> dict[str, int]:
+    return {k: int(getattr(m, k).numpy()[env]) for k in REGS}
+
+
+def warp_mem(m, env: int, lo: int, hi: int) -> np.ndarray:
+    from gbxcule.backends.warp_vec import peek_memory
+
+    return peek_memory(m, env, lo, hi)
+
+
+def warp_serial(m, env: int) -> bytes:
+    from gbxcule.kernels.serial import serial_bytes
+
+    return serial_bytes(m.serial_buf.numpy()[env], int(m.serial_len.numpy()[env]))
+
+
+def pyboy_boot(rom: bytes):
+    pyboy = make_pyboy(rom)
+    pyboy.load_state(io.BytesIO(post_boot_state(rom)))
+    pyboy.events.clear()
+    pyboy._serial()
+    return pyboy
+
+
+def pyboy_step(pyboy, mask: int, frames: int, release_after: int, render: bool = True) -> bytes:
+    for name in mask_to_buttons(mask):
+        pyboy.button(name, release_after)
+    pyboy.tick(frames, render)
+    return pyboy._serial().encode("latin-1")
+
+
+def diff_states(pyboy, m, env: int, serial_ref: bytes) -> list[str]:
+    """Every difference between PyBoy and env ``env`` of ``m`` (empty when they agree)."""
+    out = []
+    ref = cpu_block(pyboy)
+    got = warp_regs(m, env)
+    for k in REGS:
+        if ref[k] != got[k]:
+            out.append(f"{k}: pyboy {ref[k]:#x} ours {got[k]:#x}")
+    for name, (lo, hi) in REGIONS.items():
+        a = np.asarray(pyboy.memory[lo:hi], dtype=np.uint8)
+        b = warp_mem(m, env, lo, hi)
+        bad = np.nonzero(a != b)[0]
+        for k in bad[:8]:
+            out.append(f"{name} {lo + k:04X}: pyboy {a[k]:02X} ours {b[k]:02X}")
+        if len(bad) > 8:
+            out.append(f"{name}: {len(bad)} bytes differ")
+    ser = warp_serial(m, env)
+    if ser != serial_ref:
+        out.append(f"serial: pyboy {serial_ref[-40:]!r} ours {ser[-40:]!r}")
+    return out
+
+
+def lockstep(
+    rom: bytes,
+    steps: int,
+    masks=None,
+    frames: int = 1,
+    release_after: int = 1,
+) -> tuple[int, list[str]]:
+    """Run both sides ``steps`` steps; (-1, []) when they agree throughout, else the first diff."""
+    pyboy = pyboy_boot(rom)
+    m = warp_boot(rom)
+    serial = b""
+    try:
+        diff = diff_states(pyboy, m, 0, serial)
+        if diff:
+            return 0, diff
+        for s in range(steps):
+            mask = 0 if masks is None else int(masks[s % len(masks)])
+            serial += pyboy_step(pyboy, mask, frames, release_after)
+            warp_step(m, [mask], frames, release_after)
+            diff = diff_states(pyboy, m, 0, serial)
+            if diff:
+                return s + 1, diff
+    finally:
+        pyboy.stop(save=False)
+    return -1, []
