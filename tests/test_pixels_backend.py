@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import torch
@@ -10,6 +12,7 @@ import warp as wp
 from gbxcule.backends.pixels import (
     FRAME_BYTES,
     PACKED_FRAME_BYTES,
+    PixelBackendMixin,
     PixelBuffers,
     PixelsNotEnabledError,
     measure_render_cost,
@@ -121,6 +124,55 @@ def test_bad_snapshot_targets_are_refused_clearly():
         PixelBuffers(N + 1, "cpu", render_pixels=True).render_step(mem_wp, latch_wp)
     with pytest.raises(IndexError, match="0..2"):
         bufs.render_full(mem_wp, latch_wp, [N])
+
+
+def test_env_minor_memory_renders_the_same():
+    """mem may be a transposed [cols, N] array viewed as [N, cols] (mem_layout="env_minor")."""
+    mem, latch = random_machine(7)
+    major, latch_wp = on_device(mem, latch, "cpu")
+    minor = wp.array(np.ascontiguousarray(mem.T), dtype=wp.uint8, device="cpu").transpose()
+    assert minor.shape == major.shape and not minor.is_contiguous
+    bufs = PixelBuffers(N, "cpu", render_pixels_packed=True)
+    bufs.render_step(minor, latch_wp)
+    got = bufs.pixels_packed_wp().numpy().copy()
+    bufs.render_step(major, latch_wp)
+    assert np.array_equal(got, bufs.pixels_packed_wp().numpy())
+    assert np.array_equal(
+        bufs.render_full(minor, latch_wp, [1]), bufs.render_full(major, latch_wp, [1])
+    )
+
+
+class FakeBackend(PixelBackendMixin):
+    def __init__(self, mem, latch, **modes):
+        mem_wp, latch_wp = on_device(mem, latch, "cpu")
+        self.machine = SimpleNamespace(mem=mem_wp, line_latch=latch_wp)
+        self.pixels = PixelBuffers(mem.shape[0], "cpu", **modes)
+
+    def step(self):
+        self.render_pixels_after_step()
+
+
+def test_backend_mixin_delegates():
+    mem, latch = random_machine(8)
+    backend = FakeBackend(mem, latch, render_pixels=True, render_pixels_packed=True)
+    backend.step()
+    full = np.stack([backend.frame_shades(env) for env in range(N)])
+    assert full.shape == (N, 144, 160)
+    down = px.downsample(full)
+    assert np.array_equal(backend.pixels_torch().numpy(), down)
+    assert backend.pixels_wp().ptr == backend.pixels_torch().data_ptr()
+    assert np.array_equal(backend.pixels_packed_torch().numpy(), px.pack_shades(down))
+    assert backend.pixels_packed_wp().ptr == backend.pixels_packed_torch().data_ptr()
+    out = torch.zeros(N * FRAME_BYTES + 5, dtype=torch.uint8)
+    backend.render_pixels_snapshot_to_torch(out, 5)
+    assert np.array_equal(out[5:].numpy().reshape(N, 72, 80), down)
+    packed = torch.zeros(N * PACKED_FRAME_BYTES, dtype=torch.uint8)
+    backend.render_pixels_snapshot_packed_to_torch(packed)
+    assert np.array_equal(packed.numpy().reshape(N, 72, 20), px.pack_shades(down))
+    with pytest.raises(IndexError):
+        backend.frame_shades(N)
+    with pytest.raises(PixelsNotEnabledError):
+        FakeBackend(mem, latch).pixels_torch()
 
 
 def test_measure_render_cost_reports_both_costs():

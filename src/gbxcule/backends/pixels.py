@@ -12,15 +12,20 @@
   into a caller's contiguous uint8 tensor at an element offset (rollout slots).
 * full resolution: :meth:`render_full` returns ``[M, 144, 160]`` for chosen envs.
 
-On CUDA every launch goes on the current Torch stream of the buffers' device (or a
-``stream`` the caller passes), without host synchronisation. The frame layout is the
-contract of :mod:`gbxcule.core.pixels`.
+:class:`PixelBackendMixin` gives a backend all of these as its own methods.
+
+On CUDA the downsampled renders go on the current Torch stream of the buffers' device
+(or a ``stream`` the caller passes), ordered after the work already queued on Warp's
+current stream for the device (the emulator's step) and before any later work there,
+by GPU-side events; the host never waits. The frame layout is the contract of
+:mod:`gbxcule.core.pixels`.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -138,12 +143,12 @@ class PixelBuffers:
         self._check_inputs(mem, line_latch)
         envs_wp = wp.array(env_ids.astype(np.int32), dtype=wp.int32, device=self.device)
         out = wp.empty((env_ids.size, px.SCREEN_H, px.SCREEN_W), dtype=wp.uint8, device=self.device)
+        # Warp's own stream: the host copy below is ordered after it.
         wp.launch(
             render.render_full_kernel,
             dim=(env_ids.size, px.SCREEN_H),
             inputs=[mem, line_latch, envs_wp, out],
             device=self.device,
-            stream=self._stream(None),
         )
         return out.numpy()
 
@@ -151,18 +156,22 @@ class PixelBuffers:
 
     def _render_shades(self, mem, line_latch, shades, packed, stream) -> None:
         self._check_inputs(mem, line_latch)
-        wp.launch(
-            render.render_shades_kernel,
-            dim=(self.num_envs, px.DOWN_H),
-            inputs=[mem, line_latch, shades, packed],
-            device=self.device,
-            stream=self._stream(stream),
-        )
+        dim = (self.num_envs, px.DOWN_H)
+        inputs = [mem, line_latch, shades, packed]
+        if not self.device.is_cuda:
+            wp.launch(render.render_shades_kernel, dim=dim, inputs=inputs, device=self.device)
+            return
+        target = stream if stream is not None else self._torch_stream()
+        own = wp.get_stream(self.device)  # where the emulator's kernels run
+        if target.cuda_stream != own.cuda_stream:
+            target.wait_stream(own)  # render after the step that wrote VRAM and latches
+        wp.launch(render.render_shades_kernel, dim=dim, inputs=inputs, stream=target)
+        if target.cuda_stream != own.cuda_stream:
+            own.wait_stream(target)  # the next step must not overwrite what this reads
+        # GPU-side events only: the host never waits here.
 
-    def _stream(self, stream: wp.Stream | None) -> wp.Stream | None:
-        """The caller's stream, else (CUDA) the current Torch stream, else None (CPU)."""
-        if stream is not None or not self.device.is_cuda:
-            return stream
+    def _torch_stream(self) -> wp.Stream:
+        """The current Torch stream of the buffers' CUDA device, as a (cached) Warp stream."""
         torch_stream = torch.cuda.current_stream(self.torch_device)
         handle = int(torch_stream.cuda_stream)
         if handle not in self._streams:
@@ -203,6 +212,50 @@ class PixelBuffers:
             shape=(self.num_envs, px.DOWN_H, width),
             device=self.device,
         )
+
+
+class PixelBackendMixin:
+    """The pixel methods of a Warp backend, delegating to its :class:`PixelBuffers`.
+
+    The backend provides ``self.machine`` (with ``mem`` and ``line_latch``) and
+    ``self.pixels`` (a ``PixelBuffers`` built in its ``__init__`` from its
+    ``render_pixels`` / ``render_pixels_packed`` arguments), and calls
+    :meth:`render_pixels_after_step` at the end of ``step()``.
+    """
+
+    machine: Any
+    pixels: PixelBuffers
+
+    def render_pixels_after_step(self) -> None:
+        self.pixels.render_step(self.machine.mem, self.machine.line_latch)
+
+    def pixels_wp(self) -> wp.array:
+        return self.pixels.pixels_wp()
+
+    def pixels_torch(self) -> torch.Tensor:
+        return self.pixels.pixels_torch()
+
+    def pixels_packed_wp(self) -> wp.array:
+        return self.pixels.pixels_packed_wp()
+
+    def pixels_packed_torch(self) -> torch.Tensor:
+        return self.pixels.pixels_packed_torch()
+
+    def render_pixels_snapshot_to_torch(self, out: torch.Tensor, base_offset: int = 0) -> None:
+        m = self.machine
+        self.pixels.render_pixels_snapshot_to_torch(m.mem, m.line_latch, out, base_offset)
+
+    def render_pixels_snapshot_packed_to_torch(
+        self, out: torch.Tensor, base_offset_bytes: int = 0
+    ) -> None:
+        m = self.machine
+        self.pixels.render_pixels_snapshot_packed_to_torch(
+            m.mem, m.line_latch, out, base_offset_bytes
+        )
+
+    def frame_shades(self, env: int) -> np.ndarray:
+        """``uint8 [144, 160]`` shades of the last frame of ``env`` (protocol method)."""
+        return self.pixels.render_full(self.machine.mem, self.machine.line_latch, [env])[0]
 
 
 def measure_render_cost(
