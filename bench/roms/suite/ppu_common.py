@@ -30,47 +30,16 @@ from bench.roms.suite.ppu_reference import (
 )
 from gbxcule.asm import build_rom
 from gbxcule.backends.protocol import Backend
+from gbxcule.demo_game_asm import ASM_ROUTINES
 
 # WRAM the scene ROMs own (the checks read W_FRAMES).
 W_FRAMES = 0xC000  # VBlank count since the LCD was switched back on (wraps at 256)
 W_NEXT_CHANGE = 0xC001  # 2 bytes: pointer into the change table
 MIN_STABLE_FRAMES = 4  # frames drawn after setup before a picture is compared
 
-# SM83 routines every PPU ROM uses. LcdOff returns at once if the LCD is off.
-ASM_HELPERS = """
-LcdOff:
-    ldh a, [$40]
-    bit 7, a
-    ret z
-.wait:
-    ldh a, [$44]
-    cp 144
-    jr c, .wait         ; turn the LCD off only during VBlank (LY >= 144)
-    xor a
-    ldh [$40], a
-    ret
-
-; Copy BC (> 0) bytes from HL to DE.
-MemCopy:
-    ld a, [hl+]
-    ld [de], a
-    inc de
-    dec bc
-    ld a, b
-    or c
-    jr nz, MemCopy
-    ret
-
-; Fill BC (> 0) bytes at HL with D.
-MemFill:
-    ld a, d
-    ld [hl+], a
-    dec bc
-    ld a, b
-    or c
-    jr nz, MemFill
-    ret
-"""
+# LcdOff (waits for VBlank; returns at once if the LCD is off), MemCopy (BC bytes HL -> DE),
+# MemFill (BC bytes at HL = D): the demo game's routines, reused.
+ASM_HELPERS = ASM_ROUTINES
 
 
 def db_lines(data: bytes, label: str | None = None) -> str:
