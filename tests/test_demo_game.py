@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bench.harness import check_spec
 from bench.roms.suite import demo
 from gbxcule import demo_game as g
 
@@ -91,12 +92,8 @@ def test_script_collects_coins_and_ends_idle():
     assert g.simulate([0] * demo.SETUP_FRAMES).coins == g.initial_state().coins
 
 
-def test_demo_rom_matches_the_model_on_pyboy(tmp_path):
-    backend = run_on_pyboy(SPEC, tmp_path)
-    try:
-        SPEC.check(backend, 0)
-    finally:
-        backend.close()
+def test_demo_rom_matches_the_model_on_pyboy():
+    check_spec(SPEC, "pyboy")
 
 
 def test_demo_check_fails_on_a_wrong_state(tmp_path):

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.harness import check_spec, make_spec_backend, run_spec, spec_rom_file
 from bench.roms.spec import RomSpec
 from bench.roms.suite import ppu_bg, ppu_midframe, ppu_sprites, ppu_stat, ppu_window
 from bench.roms.suite.ppu_common import check_frame
 from bench.roms.suite.ppu_reference import render_frame
-from gbxcule.backends.pyboy_backend import PyBoySingleBackend
+from gbxcule.backends.protocol import Backend
 
 
 def run_on_pyboy(
@@ -20,19 +21,13 @@ def run_on_pyboy(
     tmp_path: Path,
     inputs: tuple[int, ...] | None = None,
     steps: int | None = None,
-) -> PyBoySingleBackend:
-    """A PyBoy oracle backend that has run ``spec`` for its steps (or ``steps``)."""
-    rom = tmp_path / f"{spec.name}.gb"
-    rom.write_bytes(spec.build())
-    backend = PyBoySingleBackend(
-        rom,
-        frames_per_step=spec.frames_per_step,
-        release_after_frames=spec.release_after_frames,
-        action_codec="buttons",
-    )
-    inputs = inputs if inputs is not None else spec.inputs
-    for k in range(spec.steps if steps is None else steps):
-        backend.step(np.array([inputs[k % len(inputs)] if inputs else 0]))
+) -> Backend:
+    """The PyBoy oracle after running ``spec`` (optionally other inputs / step count)."""
+    if inputs is not None or steps is not None:
+        spec = replace(spec, inputs=spec.inputs if inputs is None else inputs)
+        spec = replace(spec, steps=spec.steps if steps is None else steps)
+    backend = make_spec_backend(spec, "pyboy", rom_path=spec_rom_file(spec, tmp_path))
+    run_spec(spec, backend)
     return backend
 
 
@@ -51,12 +46,8 @@ def test_ppu_roms_are_in_the_suite():
 
 
 @pytest.mark.parametrize("spec", PPU_ROMS, ids=lambda s: s.name)
-def test_ppu_rom_passes_on_pyboy(spec: RomSpec, tmp_path):
-    backend = run_on_pyboy(spec, tmp_path)
-    try:
-        spec.check(backend, 0)
-    finally:
-        backend.close()
+def test_ppu_rom_passes_on_pyboy(spec: RomSpec):
+    check_spec(spec, "pyboy")
 
 
 class _FixedFrame:
@@ -170,3 +161,14 @@ def test_wram_checks_fail_on_wrong_results(tmp_path, name, overrides, message):
             spec.check(_Tampered(backend, overrides), 0)  # type: ignore[arg-type]
     finally:
         backend.close()
+
+
+def test_bg_over_obj_bit_matters_in_the_object_grid():
+    """Objects with bit 7 lie over BG colours 0 (drawn) and 1-3 (hidden) alike."""
+    scene = ppu_sprites.objects_8x8_scene()
+    oam = bytearray(scene.oam)
+    for n in range(40):
+        oam[4 * n + 3] &= 0x7F
+    full = render_frame(scene.vram, scene.oam, scene.line_regs())
+    in_front = render_frame(scene.vram, bytes(oam), scene.line_regs())
+    assert (full != in_front).sum() > 50
