@@ -21,6 +21,7 @@ Routines every ROM built here contains (callable from ROM code):
 * ``LibTrace``       appends A to the trace at [hTracePtr]; preserves every register and flag.
 * ``LibTraceRegs``   appends A, F, B, C, D, E, H, L (8 bytes); preserves everything.
 * ``LibCompare``     HL = actual, DE = expected, BC = length (> 0): Z set when equal.
+* ``LibLcdOff``      waits for VBlank (LY = 144) and switches the LCD off. Clobbers A.
 
 The case engine (``case_block``) runs a snippet once per (flags-in, input record) pair:
 the snippet reads its inputs from ``hIn``/``hFin`` and leaves its outputs in ``hOut``.
@@ -146,6 +147,18 @@ LibTraceRegs:
     ld a, l
     call LibTrace
     pop af
+    ret
+
+LibLcdOff:
+    ldh a, [rLCDC]
+    bit 7, a
+    ret z
+.wait:
+    ldh a, [rLY]
+    cp 144
+    jr nz, .wait
+    xor a
+    ldh [rLCDC], a
     ret
 
 LibCompare:
@@ -506,6 +519,16 @@ LibStrFailed:
             raise AssertionError(f"{self.name}: serial output {serial!r}, expected {PASSED!r}")
 
 
+_PLANS: dict[str, Callable[[], SelfCheckingRom]] = {}
+
+
+def self_checking_rom(name: str) -> SelfCheckingRom:
+    """The SelfCheckingRom behind the suite ROM ``name`` (built by ``rom_spec``)."""
+    if name not in _PLANS:
+        raise KeyError(f"no self-checking ROM named {name!r} (is its suite module imported?)")
+    return _PLANS[name]()
+
+
 def rom_spec(
     name: str,
     description: str,
@@ -515,7 +538,7 @@ def rom_spec(
     tags: tuple[str, ...] = ("cpu",),
 ) -> RomSpec:
     """A RomSpec built from ``plan`` (computed once, on first use)."""
-    cached = functools.cache(plan)
+    cached = _PLANS[name] = functools.cache(plan)
 
     def build() -> bytes:
         return cached().build()
