@@ -26,21 +26,6 @@ SCRATCH = 0xD000  # WRAM the ROMs may use freely (result tables stay below)
 
 # Routines the hw ROMs add to _lib's (ROM0).
 HW_ROUTINES = """
-; Switches the LCD off, waiting for VBlank first when it is on (switching it off
-; outside VBlank is forbidden on real hardware). With the LCD off VRAM and OAM
-; are always accessible. Clobbers A.
-HwLcdOff:
-    ldh a, [rLCDC]
-    bit 7, a
-    ret z
-.wait:
-    ldh a, [rLY]
-    cp 144
-    jr nz, .wait
-    xor a
-    ldh [rLCDC], a
-    ret
-
 ; Copies B bytes from [HL] to [DE] (B = 0 copies 256). Clobbers A, B, DE, HL.
 HwCopy:
     ld a, [hl+]

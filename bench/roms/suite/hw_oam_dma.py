@@ -86,7 +86,7 @@ SECTION "dma_src_bank{DECOY_BANK}", ROMX[${ROMX_SRC:04X}], BANK[{DECOY_BANK}]
 """
 
 SETUP = f"""
-    call HwLcdOff
+    call LibLcdOff
     ld hl, HwDmaBlob
     ld de, ${DMA_ROUTINE:04X}
     ld b, HwDmaBlobEnd - HwDmaBlob
