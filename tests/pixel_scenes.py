@@ -3,7 +3,7 @@
 A scene is poked into a running PyBoy (VRAM, OAM, LCD registers) between frames;
 after two more frames (so PyBoy's per-frame window state has seen the new WY) the
 screen is converted to shade indices. The renderer input is built from what PyBoy
-holds: its VRAM/OAM copied into a 1-env memory row, and per-line latches from its
+holds: its VRAM/OAM copied into a 1-env ``frame_video`` row, and per-line latches from its
 registers (SCX/SCY/WX/WY per line from ``screen.tilemap_position_list``). The
 window flags and line counter come from ``window_model``, our model of PyBoy's
 per-frame window bookkeeping (what kernels/ppu.py must produce).
@@ -23,7 +23,7 @@ from PIL import Image
 from gbxcule.asm import build_rom
 from gbxcule.backends.pyboy_backend import make_pyboy, shades_from_rgba
 from gbxcule.core import pixels as px
-from gbxcule.core.memory_layout import MEM_BASE_BYTES, OAM_OFF, OAM_SIZE, VRAM_OFF, VRAM_SIZE
+from gbxcule.core.memory_layout import OAM_SIZE, VRAM_SIZE
 from gbxcule.kernels import render
 
 REG_ADDR = {
@@ -67,11 +67,11 @@ def poke(pyboy, vram: bytes | None = None, oam: bytes | None = None, **regs: int
         pyboy.memory[REG_ADDR[getattr(px, "LATCH_" + key.upper())]] = int(value)
 
 
-def memory_row(pyboy) -> np.ndarray:
-    """1-env ``mem`` [1, MEM_BASE_BYTES] holding PyBoy's VRAM and OAM at our offsets."""
-    row = np.zeros((1, MEM_BASE_BYTES), dtype=np.uint8)
-    row[0, VRAM_OFF : VRAM_OFF + VRAM_SIZE] = pyboy.memory[0x8000:0xA000]
-    row[0, OAM_OFF : OAM_OFF + OAM_SIZE] = pyboy.memory[0xFE00:0xFEA0]
+def video_row(pyboy) -> np.ndarray:
+    """1-env ``frame_video`` [1, FRAME_VIDEO_BYTES]: PyBoy's VRAM and OAM."""
+    row = np.zeros((1, px.FRAME_VIDEO_BYTES), dtype=np.uint8)
+    row[0, px.VIDEO_VRAM_OFF : px.VIDEO_VRAM_OFF + VRAM_SIZE] = pyboy.memory[0x8000:0xA000]
+    row[0, px.VIDEO_OAM_OFF : px.VIDEO_OAM_OFF + OAM_SIZE] = pyboy.memory[0xFE00:0xFEA0]
     return row
 
 
@@ -117,20 +117,28 @@ def latches_from_pyboy(
     return latch
 
 
-def render_all(mem: np.ndarray, latch: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Our renderers on the CPU device: (full [N,144,160], shades [N,72,80], packed [N,72,20])."""
-    n = mem.shape[0]
-    mem_wp = wp.array(mem, dtype=wp.uint8, device="cpu")
+def render_all(video: np.ndarray, latch: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Our kernels on the CPU: (full [N,144,160], shades [N,72,80], packed [N,72,20]).
+
+    ``video`` is [N, FRAME_VIDEO_BYTES] (frame_video) or [N, >= MEM_BASE_BYTES] (mem).
+    """
+    n = video.shape[0]
+    offsets = px.video_offsets(video.shape[1])
+    mem_wp = wp.array(video, dtype=wp.uint8, device="cpu")
     latch_wp = wp.array(latch, dtype=wp.uint8, device="cpu")
     envs = wp.array(np.arange(n, dtype=np.int32), device="cpu")
     full = wp.zeros((n, px.SCREEN_H, px.SCREEN_W), dtype=wp.uint8, device="cpu")
     shades = wp.zeros((n, px.DOWN_H, px.DOWN_W), dtype=wp.uint8, device="cpu")
     packed = wp.zeros((n, px.DOWN_H, px.PACKED_W), dtype=wp.uint8, device="cpu")
     wp.launch(
-        render.render_full_kernel, dim=(n, px.SCREEN_H), inputs=[mem_wp, latch_wp, envs, full]
+        render.render_full_kernel,
+        dim=(n, px.SCREEN_H),
+        inputs=[mem_wp, *offsets, latch_wp, envs, full],
     )
     wp.launch(
-        render.render_shades_kernel, dim=(n, px.DOWN_H), inputs=[mem_wp, latch_wp, shades, packed]
+        render.render_shades_kernel,
+        dim=(n, px.DOWN_H),
+        inputs=[mem_wp, *offsets, latch_wp, shades, packed],
     )
     return full.numpy(), shades.numpy(), packed.numpy()
 
@@ -155,7 +163,7 @@ def assert_matches_pyboy(name: str, pyboy, latch: np.ndarray | None = None) -> i
     """Render PyBoy's current state with our kernels and compare every pixel; returns pixels compared."""
     expected = screen_shades(pyboy)
     latch = latches_from_pyboy(pyboy) if latch is None else latch
-    full, shades, packed = render_all(memory_row(pyboy), latch)
+    full, shades, packed = render_all(video_row(pyboy), latch)
     if not np.array_equal(full[0], expected):
         raise AssertionError(dump_mismatch(name + "_full", expected, full[0]))
     down = px.downsample(expected)

@@ -18,7 +18,7 @@ from gbxcule.backends.pixels import (
     measure_render_cost,
 )
 from gbxcule.core import pixels as px
-from gbxcule.core.memory_layout import MEM_BASE_BYTES
+from gbxcule.core.memory_layout import MEM_BASE_BYTES, OAM_OFF, OAM_SIZE, VRAM_OFF, VRAM_SIZE
 
 N = 3
 
@@ -120,7 +120,7 @@ def test_bad_snapshot_targets_are_refused_clearly():
         bufs.render_pixels_snapshot_packed_to_torch(mem_wp, latch_wp, good[: N * 1440], 1)
     with pytest.raises(ValueError, match="line_latch must be uint8"):
         bufs.render_full(mem_wp, wp.zeros((N, 144, 8), dtype=wp.uint8), [0])
-    with pytest.raises(ValueError, match="mem must be uint8"):
+    with pytest.raises(ValueError, match="video must be uint8"):
         PixelBuffers(N + 1, "cpu", render_pixels=True).render_step(mem_wp, latch_wp)
     with pytest.raises(IndexError, match="0..2"):
         bufs.render_full(mem_wp, latch_wp, [N])
@@ -140,6 +140,20 @@ def test_env_minor_memory_renders_the_same():
     assert np.array_equal(
         bufs.render_full(minor, latch_wp, [1]), bufs.render_full(major, latch_wp, [1])
     )
+
+
+def test_frame_video_rows_render_like_mem_rows():
+    """A [N, FRAME_VIDEO_BYTES] snapshot (VRAM then OAM) is read at its own offsets."""
+    mem, latch = random_machine(9)
+    video = np.concatenate(
+        [mem[:, VRAM_OFF : VRAM_OFF + VRAM_SIZE], mem[:, OAM_OFF : OAM_OFF + OAM_SIZE]], axis=1
+    )
+    assert video.shape == (N, px.FRAME_VIDEO_BYTES)
+    bufs = PixelBuffers(N, "cpu")
+    from_mem = bufs.render_full(*on_device(mem, latch, "cpu"), range(N))
+    assert np.array_equal(bufs.render_full(*on_device(video, latch, "cpu"), range(N)), from_mem)
+    with pytest.raises(ValueError, match="8352 bytes"):
+        bufs.render_full(*on_device(video[:, :-1], latch, "cpu"), [0])
 
 
 class FakeBackend(PixelBackendMixin):

@@ -132,11 +132,11 @@ def test_frames_after_lcd_switch_on_are_blank_like_blank_flag_lines(pyboy):
 def test_blank_flag_blanks_lines_with_bgp_colour0():
     """LATCH_FLAG_BLANK lines (first frame after LCD on) show BGP colour 0 and no sprites."""
     rng = np.random.default_rng(7)
-    mem = rng.integers(0, 256, (1, ps.MEM_BASE_BYTES), dtype=np.uint8)
+    video = rng.integers(0, 256, (1, px.FRAME_VIDEO_BYTES), dtype=np.uint8)
     latch = np.zeros((1, px.SCREEN_H, px.LATCH_FIELDS), dtype=np.uint8)
     latch[0, :, px.LATCH_LCDC] = 0xE7
     latch[0, :, px.LATCH_BGP] = 0b11011011
     latch[0, 50:60, px.LATCH_FLAGS] = px.LATCH_FLAG_BLANK
-    full, _, _ = ps.render_all(mem, latch)
+    full, _, _ = ps.render_all(video, latch)
     assert (full[0, 50:60] == 0b11).all()
     assert (full[0, :50] != 0b11).any() and (full[0, 60:] != 0b11).any()

@@ -14,6 +14,10 @@
 
 :class:`PixelBackendMixin` gives a backend all of these as its own methods.
 
+Every render reads a ``video`` source (VRAM + OAM) and the per-line latches: the
+backend passes ``Machine.frame_video`` (VRAM/OAM as of the last rendered line, see
+:mod:`gbxcule.core.pixels`); a ``Machine.mem``-layout array works too (tests).
+
 On CUDA the downsampled renders go on the current Torch stream of the buffers' device
 (or a ``stream`` the caller passes), ordered after the work already queued on Warp's
 current stream for the device (the emulator's step) and before any later work there,
@@ -100,16 +104,16 @@ class PixelBuffers:
     # ---- rendering ------------------------------------------------------------------
 
     def render_step(
-        self, mem: wp.array, line_latch: wp.array, stream: wp.Stream | None = None
+        self, video: wp.array, line_latch: wp.array, stream: wp.Stream | None = None
     ) -> None:
         """Fill the enabled owned buffers from the step's latches (no-op if none enabled)."""
         if self._shades is None and self._packed is None:
             return
-        self._render_shades(mem, line_latch, self._shades, self._packed, stream)
+        self._render_shades(video, line_latch, self._shades, self._packed, stream)
 
     def render_pixels_snapshot_to_torch(
         self,
-        mem: wp.array,
+        video: wp.array,
         line_latch: wp.array,
         out: torch.Tensor,
         base_offset: int = 0,
@@ -117,11 +121,11 @@ class PixelBuffers:
     ) -> None:
         """Render all N envs' ``[72, 80]`` shades into ``out.view(-1)[base_offset:]``."""
         target = self._target(out, base_offset, px.DOWN_W, "base_offset")
-        self._render_shades(mem, line_latch, target, None, stream)
+        self._render_shades(video, line_latch, target, None, stream)
 
     def render_pixels_snapshot_packed_to_torch(
         self,
-        mem: wp.array,
+        video: wp.array,
         line_latch: wp.array,
         out: torch.Tensor,
         base_offset_bytes: int = 0,
@@ -129,10 +133,10 @@ class PixelBuffers:
     ) -> None:
         """Render all N envs' ``[72, 20]`` packed2 frames into ``out.view(-1)[base_offset_bytes:]``."""
         target = self._target(out, base_offset_bytes, px.PACKED_W, "base_offset_bytes")
-        self._render_shades(mem, line_latch, None, target, stream)
+        self._render_shades(video, line_latch, None, target, stream)
 
     def render_full(
-        self, mem: wp.array, line_latch: wp.array, envs: Sequence[int] | np.ndarray
+        self, video: wp.array, line_latch: wp.array, envs: Sequence[int] | np.ndarray
     ) -> np.ndarray:
         """``uint8 [len(envs), 144, 160]`` full-resolution frames of the chosen envs (host copy)."""
         env_ids = np.asarray(envs, dtype=np.int64).reshape(-1)
@@ -140,24 +144,24 @@ class PixelBuffers:
             raise ValueError("render_full needs at least one env")
         if env_ids.min() < 0 or env_ids.max() >= self.num_envs:
             raise IndexError(f"env ids must be in 0..{self.num_envs - 1}, got {env_ids.tolist()}")
-        self._check_inputs(mem, line_latch)
+        offsets = self._check_inputs(video, line_latch)
         envs_wp = wp.array(env_ids.astype(np.int32), dtype=wp.int32, device=self.device)
         out = wp.empty((env_ids.size, px.SCREEN_H, px.SCREEN_W), dtype=wp.uint8, device=self.device)
         # Warp's own stream: the host copy below is ordered after it.
         wp.launch(
             render.render_full_kernel,
             dim=(env_ids.size, px.SCREEN_H),
-            inputs=[mem, line_latch, envs_wp, out],
+            inputs=[video, *offsets, line_latch, envs_wp, out],
             device=self.device,
         )
         return out.numpy()
 
     # ---- internals ------------------------------------------------------------------
 
-    def _render_shades(self, mem, line_latch, shades, packed, stream) -> None:
-        self._check_inputs(mem, line_latch)
+    def _render_shades(self, video, line_latch, shades, packed, stream) -> None:
+        offsets = self._check_inputs(video, line_latch)
         dim = (self.num_envs, px.DOWN_H)
-        inputs = [mem, line_latch, shades, packed]
+        inputs = [video, *offsets, line_latch, shades, packed]
         if not self.device.is_cuda:
             wp.launch(render.render_shades_kernel, dim=dim, inputs=inputs, device=self.device)
             return
@@ -178,15 +182,20 @@ class PixelBuffers:
             self._streams[handle] = wp.stream_from_torch(torch_stream)
         return self._streams[handle]
 
-    def _check_inputs(self, mem: wp.array, line_latch: wp.array) -> None:
+    def _check_inputs(self, video: wp.array, line_latch: wp.array) -> tuple[int, int]:
+        """Validate the sources; returns the (VRAM, OAM) offsets of ``video``'s rows."""
         want_latch = (self.num_envs, px.SCREEN_H, px.LATCH_FIELDS)
-        if mem.ndim != 2 or mem.shape[0] != self.num_envs or mem.dtype != wp.uint8:
-            raise ValueError(f"mem must be uint8 [{self.num_envs}, row_bytes], got {mem.shape}")
+        if video.ndim != 2 or video.shape[0] != self.num_envs or video.dtype != wp.uint8:
+            raise ValueError(
+                f"video must be uint8 [{self.num_envs}, row bytes] (frame_video or mem), "
+                f"got {video.shape}"
+            )
         if tuple(line_latch.shape) != want_latch or line_latch.dtype != wp.uint8:
             raise ValueError(f"line_latch must be uint8 {list(want_latch)}, got {line_latch.shape}")
-        for name, arr in (("mem", mem), ("line_latch", line_latch)):
+        for name, arr in (("video", video), ("line_latch", line_latch)):
             if arr.device != self.device:
                 raise ValueError(f"{name} is on {arr.device}, pixel buffers on {self.device}")
+        return px.video_offsets(video.shape[1])
 
     def _target(self, out: torch.Tensor, offset: int, width: int, offset_name: str) -> wp.array:
         """``out`` as a Warp array ``[N, 72, width]`` starting at element ``offset``."""
@@ -217,7 +226,7 @@ class PixelBuffers:
 class PixelBackendMixin:
     """The pixel methods of a Warp backend, delegating to its :class:`PixelBuffers`.
 
-    The backend provides ``self.machine`` (with ``mem`` and ``line_latch``) and
+    The backend provides ``self.machine`` (with ``frame_video`` and ``line_latch``) and
     ``self.pixels`` (a ``PixelBuffers`` built in its ``__init__`` from its
     ``render_pixels`` / ``render_pixels_packed`` arguments), and calls
     :meth:`render_pixels_after_step` at the end of ``step()``.
@@ -227,7 +236,7 @@ class PixelBackendMixin:
     pixels: PixelBuffers
 
     def render_pixels_after_step(self) -> None:
-        self.pixels.render_step(self.machine.mem, self.machine.line_latch)
+        self.pixels.render_step(self.machine.frame_video, self.machine.line_latch)
 
     def pixels_wp(self) -> wp.array:
         return self.pixels.pixels_wp()
@@ -243,19 +252,19 @@ class PixelBackendMixin:
 
     def render_pixels_snapshot_to_torch(self, out: torch.Tensor, base_offset: int = 0) -> None:
         m = self.machine
-        self.pixels.render_pixels_snapshot_to_torch(m.mem, m.line_latch, out, base_offset)
+        self.pixels.render_pixels_snapshot_to_torch(m.frame_video, m.line_latch, out, base_offset)
 
     def render_pixels_snapshot_packed_to_torch(
         self, out: torch.Tensor, base_offset_bytes: int = 0
     ) -> None:
         m = self.machine
         self.pixels.render_pixels_snapshot_packed_to_torch(
-            m.mem, m.line_latch, out, base_offset_bytes
+            m.frame_video, m.line_latch, out, base_offset_bytes
         )
 
     def frame_shades(self, env: int) -> np.ndarray:
         """``uint8 [144, 160]`` shades of the last frame of ``env`` (protocol method)."""
-        return self.pixels.render_full(self.machine.mem, self.machine.line_latch, [env])[0]
+        return self.pixels.render_full(self.machine.frame_video, self.machine.line_latch, [env])[0]
 
 
 def measure_render_cost(

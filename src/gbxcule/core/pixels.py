@@ -20,8 +20,15 @@ moment it records ``screen.tilemap_position_list``), write for env ``i`` and lin
                   ``blank_screen``: LCD off at the frame's end, or the first frame
                   after the LCD is switched on; then write all 144 lines with this
                   flag and BGP as it was when PyBoy blanked).
-Fields 10..15 are reserved (write 0). The renderers read only these latches plus
-the env's VRAM and OAM at the end of the step.
+Fields 10..15 are reserved (write 0).
+
+ALSO, right after latching line 143 (PyBoy's last rendered line), copy the env's
+VRAM and OAM into ``Machine.frame_video[i]`` (``kernels.render.snapshot_frame_video``
+does it): VRAM at VIDEO_VRAM_OFF, OAM at VIDEO_OAM_OFF. PyBoy's frame ends after
+VBlank, and games rewrite OAM (DMA) and maps in VBlank, so the memory at the end of
+a step is one frame ahead of the picture. The renderers read the latches plus that
+snapshot (or, for tests, a ``Machine.mem``-layout array: offsets are told apart by
+the row width, see ``video_offsets``).
 
 Frames (all uint8, shade indices 0..3 AFTER the palette, 0 = lightest):
   * full     ``[N, 144, 160]``  every pixel (debug, video, parity).
@@ -40,6 +47,8 @@ their unpacked shades.
 from __future__ import annotations
 
 import numpy as np
+
+from gbxcule.core.memory_layout import MEM_BASE_BYTES, OAM_OFF, OAM_SIZE, VRAM_OFF, VRAM_SIZE
 
 SCREEN_H = 144
 SCREEN_W = 160
@@ -64,6 +73,24 @@ LATCH_WIN_LINE = 8
 LATCH_FLAGS = 9
 LATCH_FLAG_WINDOW_ACTIVE = 0x01
 LATCH_FLAG_BLANK = 0x02
+
+# ---- the frame's VRAM/OAM snapshot: Machine.frame_video uint8 [N, FRAME_VIDEO_BYTES] ----
+VIDEO_VRAM_OFF = 0
+VIDEO_OAM_OFF = VRAM_SIZE
+FRAME_VIDEO_BYTES = VRAM_SIZE + OAM_SIZE
+
+
+def video_offsets(row_width: int) -> tuple[int, int]:
+    """(VRAM, OAM) offsets in a renderer source row: a frame_video snapshot or a mem row."""
+    if row_width == FRAME_VIDEO_BYTES:
+        return VIDEO_VRAM_OFF, VIDEO_OAM_OFF
+    if row_width >= MEM_BASE_BYTES:
+        return VRAM_OFF, OAM_OFF
+    raise ValueError(
+        f"a video source row is {FRAME_VIDEO_BYTES} bytes (frame_video) or >= "
+        f"{MEM_BASE_BYTES} (Machine.mem), got {row_width}"
+    )
+
 
 # Grey levels for images, shade 0 = white: the greys the PyBoy oracle is run with
 # (backends.pyboy_backend.SHADE_RGB), so our PNGs and PyBoy's screens look the same.

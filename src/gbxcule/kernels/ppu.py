@@ -47,6 +47,7 @@ from gbxcule.kernels.ioregs import (
     reg,
     set_reg,
 )
+from gbxcule.kernels.render import snapshot_frame_video
 from gbxcule.kernels.state import Machine
 
 wp.set_module_options({"enable_backward": False})
@@ -267,6 +268,7 @@ def draw_line(m: Machine, i: int, ly: int):
         latch_registers(m, i, ly, flags)
     if ly == SCREEN_H - 1:
         m.win_line[i] = -1
+        snapshot_frame_video(m, i)  # the picture's VRAM/OAM, before VBlank rewrites them
 
 
 @wp.func

@@ -15,7 +15,10 @@ Rules follow PyBoy 2.8.1's DMG renderer (learned from its source, written anew):
     best-ranked candidate is shown (a hidden better sprite does not mask a worse
     one, as in PyBoy).
 One thread per (env, line) for the full frame, per (env, output row) for the
-downsampled frames; both share ``pixel_shade``.
+downsampled frames; both share ``pixel_shade``. The kernels read VRAM/OAM from a
+``video`` array at offsets ``vram``/``oam`` (``core.pixels.video_offsets``): the
+``Machine.frame_video`` snapshot that ``snapshot_frame_video`` takes at line 143, or
+a ``Machine.mem``-layout array.
 """
 
 from __future__ import annotations
@@ -23,14 +26,19 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.core import pixels as px
-from gbxcule.core.memory_layout import OAM_OFF, VRAM_OFF
+from gbxcule.core.memory_layout import OAM_OFF, OAM_SIZE, VRAM_OFF, VRAM_SIZE
+from gbxcule.kernels.state import Machine
 
 wp.set_module_options({"enable_backward": False})
 
 SCREEN_W = wp.constant(px.SCREEN_W)
 DOWN_W = wp.constant(px.DOWN_W)
-VRAM = wp.constant(VRAM_OFF)
-OAM = wp.constant(OAM_OFF)
+MEM_VRAM = wp.constant(VRAM_OFF)
+MEM_OAM = wp.constant(OAM_OFF)
+VIDEO_VRAM = wp.constant(px.VIDEO_VRAM_OFF)
+VIDEO_OAM = wp.constant(px.VIDEO_OAM_OFF)
+VRAM_BYTES = wp.constant(VRAM_SIZE)
+OAM_BYTES = wp.constant(OAM_SIZE)
 F_LCDC = wp.constant(px.LATCH_LCDC)
 F_SCX = wp.constant(px.LATCH_SCX)
 F_SCY = wp.constant(px.LATCH_SCY)
@@ -56,6 +64,16 @@ def window_drawn(lcdc: int, wx: int, flags: int) -> bool:
 
 
 @wp.func
+def snapshot_frame_video(m: Machine, i: int):
+    """Copy env i's VRAM and OAM into ``m.frame_video[i]``; ppu.py calls it after latching
+    line 143, before VBlank code rewrites them (PyBoy's picture predates those writes)."""
+    for k in range(VRAM_BYTES):
+        m.frame_video[i, VIDEO_VRAM + k] = m.mem[i, MEM_VRAM + k]
+    for k in range(OAM_BYTES):
+        m.frame_video[i, VIDEO_OAM + k] = m.mem[i, MEM_OAM + k]
+
+
+@wp.func
 def line_blank(lcdc: int, flags: int) -> bool:
     return (lcdc & 0x80) == 0 or (flags & FLAG_BLANK) != 0
 
@@ -69,14 +87,20 @@ def tile_colour(lo: int, hi: int, col: int) -> int:
 
 @wp.func
 def map_colour(
-    mem: wp.array2d(dtype=wp.uint8), env: int, lcdc: int, map_base: int, mx: int, my: int
+    video: wp.array2d(dtype=wp.uint8),
+    env: int,
+    vram: int,
+    lcdc: int,
+    map_base: int,
+    mx: int,
+    my: int,
 ) -> int:
     """Colour index at pixel (mx, my) of a 256x256 tile map (BG or window)."""
-    tile = int(mem[env, VRAM + map_base + ((my >> 3) & 31) * 32 + ((mx >> 3) & 31)])
+    tile = int(video[env, vram + map_base + ((my >> 3) & 31) * 32 + ((mx >> 3) & 31)])
     if (lcdc & 0x10) == 0:
         tile = (tile ^ 0x80) + 128  # signed index from 0x9000 -> tiles 128..383
-    row = VRAM + tile * 16 + (my & 7) * 2
-    return tile_colour(int(mem[env, row]), int(mem[env, row + 1]), mx & 7)
+    row = vram + tile * 16 + (my & 7) * 2
+    return tile_colour(int(video[env, row]), int(video[env, row + 1]), mx & 7)
 
 
 @wp.struct
@@ -119,7 +143,9 @@ def line_regs(latch: wp.array3d(dtype=wp.uint8), env: int, ly: int) -> LineRegs:
 
 
 @wp.func
-def line_sprites(mem: wp.array2d(dtype=wp.uint8), env: int, ly: int, lcdc: int):
+def line_sprites(
+    video: wp.array2d(dtype=wp.uint8), env: int, vram: int, oam: int, ly: int, lcdc: int
+):
     """The first 10 sprites in OAM order whose rows cover ``ly``, as (left x, pattern, count).
 
     pattern = tile-row low byte | high byte << 8 | attributes << 16, the row already
@@ -131,18 +157,20 @@ def line_sprites(mem: wp.array2d(dtype=wp.uint8), env: int, ly: int, lcdc: int):
     height = 8 + ((lcdc >> 2) & 1) * 8
     if (lcdc & 0x02) != 0:
         for n in range(OAM_ENTRIES):
-            base = OAM + n * 4
-            dy = ly - (int(mem[env, base]) - 16)
+            base = oam + n * 4
+            dy = ly - (int(video[env, base]) - 16)
             if count < MAX_SPRITES_PER_LINE and dy >= 0 and dy < height:
-                tile = int(mem[env, base + 2])
-                attr = int(mem[env, base + 3])
+                tile = int(video[env, base + 2])
+                attr = int(video[env, base + 3])
                 if height == 16:
                     tile = tile & 0xFE
                 if (attr & 0x40) != 0:
                     dy = height - 1 - dy
-                row = VRAM + tile * 16 + dy * 2
-                lefts[count] = int(mem[env, base + 1]) - 8
-                patterns[count] = int(mem[env, row]) | (int(mem[env, row + 1]) << 8) | (attr << 16)
+                row = vram + tile * 16 + dy * 2
+                lefts[count] = int(video[env, base + 1]) - 8
+                patterns[count] = (
+                    int(video[env, row]) | (int(video[env, row + 1]) << 8) | (attr << 16)
+                )
                 count += 1
     return lefts, patterns, count
 
@@ -175,8 +203,9 @@ def sprite_pixel(
 
 @wp.func
 def pixel_shade(
-    mem: wp.array2d(dtype=wp.uint8),
+    video: wp.array2d(dtype=wp.uint8),
     env: int,
+    vram: int,
     x: int,
     r: LineRegs,
     lefts: SpriteList,
@@ -186,9 +215,9 @@ def pixel_shade(
     """Final shade 0..3 of pixel x of a line that is not blank."""
     colour = wp.int32(-1)
     if x >= r.win_x:
-        colour = map_colour(mem, env, r.lcdc, r.win_map, x - r.win_x, r.win_y)
+        colour = map_colour(video, env, vram, r.lcdc, r.win_map, x - r.win_x, r.win_y)
     elif r.bg_on != 0:
-        colour = map_colour(mem, env, r.lcdc, r.bg_map, (x + r.scx) & 255, r.bg_y)
+        colour = map_colour(video, env, vram, r.lcdc, r.bg_map, (x + r.scx) & 255, r.bg_y)
     shade = r.bgp & 3  # BG off: colour 0 through BGP, opaque for sprite priority
     if colour >= 0:
         shade = (r.bgp >> (2 * colour)) & 3
@@ -203,7 +232,9 @@ def pixel_shade(
 
 @wp.kernel
 def render_full_kernel(
-    mem: wp.array2d(dtype=wp.uint8),
+    video: wp.array2d(dtype=wp.uint8),
+    vram: int,
+    oam: int,
     line_latch: wp.array3d(dtype=wp.uint8),
     envs: wp.array(dtype=wp.int32),
     out: wp.array3d(dtype=wp.uint8),
@@ -218,14 +249,16 @@ def render_full_kernel(
             out[j, ly, x] = blank
         return
     regs = line_regs(line_latch, env, ly)
-    lefts, patterns, count = line_sprites(mem, env, ly, lcdc)
+    lefts, patterns, count = line_sprites(video, env, vram, oam, ly, lcdc)
     for x in range(SCREEN_W):
-        out[j, ly, x] = wp.uint8(pixel_shade(mem, env, x, regs, lefts, patterns, count))
+        out[j, ly, x] = wp.uint8(pixel_shade(video, env, vram, x, regs, lefts, patterns, count))
 
 
 @wp.kernel
 def render_shades_kernel(
-    mem: wp.array2d(dtype=wp.uint8),
+    video: wp.array2d(dtype=wp.uint8),
+    vram: int,
+    oam: int,
     line_latch: wp.array3d(dtype=wp.uint8),
     shades: wp.array3d(dtype=wp.uint8),
     packed: wp.array3d(dtype=wp.uint8),
@@ -241,12 +274,12 @@ def render_shades_kernel(
     blank = line_blank(lcdc, int(line_latch[env, ly, F_FLAGS]))
     blank_shade = int(line_latch[env, ly, F_BGP]) & 3
     regs = line_regs(line_latch, env, ly)
-    lefts, patterns, count = line_sprites(mem, env, ly, lcdc)
+    lefts, patterns, count = line_sprites(video, env, vram, oam, ly, lcdc)
     byte = wp.int32(0)
     for ox in range(DOWN_W):
         shade = blank_shade
         if not blank:
-            shade = pixel_shade(mem, env, ox * 2, regs, lefts, patterns, count)
+            shade = pixel_shade(video, env, vram, ox * 2, regs, lefts, patterns, count)
         if shades:
             shades[env, oy, ox] = wp.uint8(shade)
         byte = byte | (shade << (2 * (ox & 3)))

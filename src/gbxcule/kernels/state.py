@@ -117,3 +117,6 @@ class Machine:
     # [N, 144, LATCH_FIELDS] registers per line of the step's last frame; written by
     # ppu.py, read by render.py; field indices in gbxcule.core.pixels (LATCH_*).
     line_latch: wp.array3d(dtype=wp.uint8)
+    # [N, FRAME_VIDEO_BYTES] VRAM + OAM as they were when line 143 was latched
+    # (render.snapshot_frame_video); the renderers read it, not mem.
+    frame_video: wp.array2d(dtype=wp.uint8)
