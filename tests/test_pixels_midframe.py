@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gbxcule.asm import assemble
 from gbxcule.core import pixels as px
 
 from . import pixel_scenes as ps
@@ -129,3 +130,56 @@ def test_window_toggle_counter_holds_while_hidden():
     assert win_line[20] == 0 and win_line[39] == 19  # first drawn band
     assert win_line[60] == 20 and win_line[89] == 49  # continues, not LY - WY
     assert win_line[109] == 49 and win_line[110] == 50  # WX=170 lines do not count
+
+
+VBLANK_WRITER = """
+Main:
+    di
+Frame:
+    ld b, 144
+.vblank:
+    ldh a, [$44]
+    cp b
+    jr nz, .vblank
+InVBlank:                ; LY = 144: line 143 is drawn, the frame has not ended
+    ld hl, $FE01
+    inc [hl]             ; move sprite 0 right
+    ld hl, $9800
+    inc [hl]             ; change a map entry
+.top:
+    ldh a, [$44]
+    and a
+    jr nz, .top
+    jr Frame
+"""
+
+
+def test_vblank_writes_need_the_line_143_snapshot():
+    """PyBoy's frame ends after VBlank: OAM/VRAM written in VBlank are not in the picture.
+
+    Rendering from VRAM/OAM copied when line 143 is done (what frame_video holds)
+    matches PyBoy; rendering from the memory at the end of the frame does not.
+    """
+    pyboy = ps.start_pyboy(VBLANK_WRITER, "vblank")
+    snapshots: list[np.ndarray] = []
+    pyboy.hook_register(
+        0,
+        assemble(VBLANK_WRITER).symbols["InVBlank"],
+        lambda _: snapshots.append(ps.video_row(pyboy)),
+        None,
+    )
+    try:
+        rng = np.random.default_rng(11)
+        oam = np.zeros(160, dtype=np.uint8)
+        oam[:4] = (40, 40, 3, 0)
+        ps.poke(pyboy, rng.integers(0, 256, 0x2000, dtype=np.uint8), oam, lcdc=0x93, obp0=0x1B)
+        pyboy.tick(3, True)
+        for frame in range(4):
+            pyboy.tick(1, True)
+            latch = ps.latches_from_pyboy(pyboy)
+            full, _, _ = ps.render_all(snapshots[-1], latch)
+            assert np.array_equal(full[0], ps.screen_shades(pyboy)), f"frame {frame}"
+            stale, _, _ = ps.render_all(ps.video_row(pyboy), latch)
+            assert not np.array_equal(stale[0], full[0]), "VBlank writes should move the sprite"
+    finally:
+        pyboy.stop(save=False)
