@@ -6,8 +6,9 @@ between them are meaningful even where absolute times are noise. Results are
 appended to a JSONL file (one row per backend × num_envs, with device and
 versions), and a ``summary.md`` table plus PNG plots are written beside it.
 
-Usage: python -m bench.sweep [--backends warp-cpu,pyboy,pyboy-mp] [--envs 1,8,64]
-       [--rom PATH] [--steps 20] [--out bench/results]
+Usage: python -m bench.sweep (or gbxcule bench) [--backends warp-cpu,pyboy,pyboy-mp]
+       [--envs 1,8,64] [--rom PATH] [--steps 20] [--out bench/results]
+The default backends add warp-cuda when Warp sees a CUDA device.
 """
 
 from __future__ import annotations
@@ -228,20 +229,31 @@ def default_rom() -> str:
     return str(demo_rom_path())
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--backends", default="warp-cpu,pyboy,pyboy-mp")
+def default_backends() -> list[str]:
+    """The CPU backends, plus warp-cuda when Warp sees a CUDA device."""
+    from gbxcule.rollout import cuda_available
+
+    return ["warp-cpu", "pyboy", "pyboy-mp"] + (["warp-cuda"] if cuda_available() else [])
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument(
+        "--backends", default=None, help="comma list (default: warp-cpu,pyboy,pyboy-mp[,warp-cuda])"
+    )
     ap.add_argument("--envs", default=None, help="comma list applied to every backend")
     ap.add_argument("--rom", default=None, help="ROM path (default: the demo game)")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--frames-per-step", type=int, default=24)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS_DIR)
-    args = ap.parse_args(argv)
-    backends = [b for b in args.backends.split(",") if b]
+
+
+def run(args: argparse.Namespace) -> int:
+    backends = args.backends.split(",") if args.backends else default_backends()
+    backends = [b for b in backends if b]
     unknown = [b for b in backends if b not in backend_names()]
     if unknown:
-        ap.error(f"unknown backends {unknown}; known: {backend_names()}")
+        raise ValueError(f"unknown backends {unknown}; known: {backend_names()}")
     if args.envs:
         counts = [int(x) for x in args.envs.split(",")]
         envs = {b: counts for b in backends}
@@ -252,6 +264,16 @@ def main(argv: list[str] | None = None) -> int:
     print((args.out / "summary.md").read_text())
     print(f"{len(rows)} rows appended to {args.out / 'results.jsonl'}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    add_arguments(ap)
+    args = ap.parse_args(argv)
+    try:
+        return run(args)
+    except ValueError as exc:
+        ap.error(str(exc))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -214,30 +213,41 @@ def _run_info(args: argparse.Namespace) -> int:
     return EXIT_OK if h.supported else EXIT_FAILED
 
 
-# ------------------------------------------------ commands that others finish
+# ----------------------------------------------------- demo, record, bench
 
 
 def _configure_passthrough(p: argparse.ArgumentParser) -> None:
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the command")
 
 
-def _pending(
-    name: str, missing: str, needs: tuple[str, ...] = (), delegate: Callable | None = None
-) -> Callable[[argparse.Namespace], int]:
-    """A command that says what is missing until ``needs`` import and ``delegate`` exists."""
+def _rollout_command(module: str) -> tuple[Callable, Callable]:
+    """configure/run of ``gbxcule.<module>``; its RolloutError is reported like bad usage."""
+
+    def configure(p: argparse.ArgumentParser) -> None:
+        importlib.import_module(f"gbxcule.{module}").configure(p)
 
     def run(args: argparse.Namespace) -> int:
-        absent = [m for m in needs if importlib.util.find_spec(m) is None]
-        if delegate is None or absent:
-            print(f"gbxcule {name}: not yet implemented: {missing}", file=sys.stderr)
-            return EXIT_USAGE
-        return delegate(args)
+        from gbxcule.rollout import RolloutError
 
-    return run
+        try:
+            return importlib.import_module(f"gbxcule.{module}").run(args)
+        except RolloutError as exc:
+            raise UsageError(str(exc)) from None
+
+    return configure, run
 
 
-def _run_bench_sweep(args: argparse.Namespace) -> int:
-    return _bench_module("sweep").main(args.args)
+def _configure_bench(p: argparse.ArgumentParser) -> None:
+    try:
+        sweep = _bench_module("sweep")
+    except UsageError:  # not a source checkout: running it says so
+        _configure_passthrough(p)
+        return
+    sweep.add_arguments(p)
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    return _bench_module("sweep").run(args)
 
 
 COMMANDS: dict[str, Command] = {
@@ -248,24 +258,15 @@ COMMANDS: dict[str, Command] = {
     ),
     "info": Command("print a ROM's cartridge header", _configure_info, _run_info),
     "demo": Command(
-        "play the demo game",
-        _configure_passthrough,
-        _pending("demo", "the demo game (gbxcule.demo_game) and its player"),
+        "run N envs of the demo game; print steps/s, write a PNG grid and a GIF",
+        *_rollout_command("demo_cli"),
     ),
     "bench": Command(
-        "benchmark sweep of every backend (bench/sweep.py)",
-        _configure_passthrough,
-        _pending(
-            "bench",
-            "the Warp backends (gbxcule.backends.warp_vec) and the demo ROM (gbxcule.demo_game)",
-            needs=("gbxcule.backends.warp_vec", "gbxcule.demo_game"),
-            delegate=_run_bench_sweep,
-        ),
+        "benchmark sweep of every backend (bench/sweep.py)", _configure_bench, _run_bench
     ),
     "record": Command(
-        "record a rollout to a video/trajectory file",
-        _configure_passthrough,
-        _pending("record", "a rollout recorder (no recorder module exists yet)"),
+        "record one env's screen over a rollout to a GIF (or MP4 with ffmpeg)",
+        *_rollout_command("record"),
     ),
 }
 

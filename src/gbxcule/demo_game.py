@@ -27,7 +27,11 @@ moved to ``(low, high)`` of the next generator value.
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
+import tempfile
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from gbxcule.asm import build_rom
 
@@ -260,3 +264,19 @@ def demo_rom_bytes() -> bytes:
     from gbxcule.demo_game_asm import game_source
 
     return build_rom(game_source(), title="GBXCULE DEMO")
+
+
+def demo_rom_path() -> Path:
+    """A file holding :func:`demo_rom_bytes`, in a cache dir keyed by its hash (written atomically)."""
+    data = demo_rom_bytes()
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    cache_dir = Path(tempfile.gettempdir()) / "gbxcule-demo"
+    path = cache_dir / f"demo_game_{digest}.gb"
+    if path.is_file() and path.read_bytes() == data:
+        return path
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=f".{path.name}.")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+    return path

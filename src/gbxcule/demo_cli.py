@@ -1,0 +1,213 @@
+"""``gbxcule demo``: N copies of the demo game under seeded random actions.
+
+Runs :mod:`gbxcule.demo_game` on the Warp backend (CUDA when Warp sees a device,
+else the CPU), ``pokemonred_puffer_v1`` actions, 24 frames per step with the
+buttons released after 8. Prints steps/s and frames/s (timed from the second
+step: the first one includes loading or compiling the kernels), each shown
+env's score and position read from WRAM, and writes into ``--out``:
+
+* ``final_frames.png``: every env's last frame, tiled (8 per row for 64 envs),
+  160x144 each in the DMG greys, separated by a black gap;
+* ``envs.gif``: the first few envs side by side, one GIF frame per step, in real
+  time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gbxcule import demo_game as game
+from gbxcule.rollout import (
+    DEVICES,
+    backend_for,
+    random_actions,
+    snapshot_tool,
+    step_ms,
+    timed_step,
+)
+
+CODEC = "pokemonred_puffer_v1"
+FRAMES_PER_STEP = 24
+RELEASE_AFTER_FRAMES = 8
+GAP = 2  # pixels of black between tiles
+GAP_SHADE = 3
+SHOWN_ENVS = 8  # env lines printed
+
+
+@dataclass(frozen=True)
+class EnvSummary:
+    env: int
+    score: int
+    x: int
+    y: int
+    ticks: int  # game ticks run (W_FRAME)
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    backend: str
+    num_envs: int
+    steps: int
+    timed_steps: int
+    seconds: float  # wall time of the timed steps
+    first_step_seconds: float
+    envs: list[EnvSummary]
+    png: Path
+    gif: Path
+    gif_envs: list[int]
+
+    @property
+    def sps(self) -> float:
+        """Env-steps per second over the timed steps (all envs together)."""
+        return self.timed_steps * self.num_envs / self.seconds if self.seconds > 0 else math.inf
+
+    @property
+    def fps(self) -> float:
+        """Emulated frames per second, all envs together."""
+        return self.sps * FRAMES_PER_STEP
+
+
+def tile_frames(frames: list[np.ndarray], cols: int) -> np.ndarray:
+    """Shade frames ``[144, 160]`` tiled row-major, ``cols`` per row, ``GAP`` pixels apart."""
+    if not frames:
+        raise ValueError("tile_frames needs at least one frame")
+    h, w = frames[0].shape
+    rows = -(-len(frames) // cols)
+    grid = np.full(
+        (rows * h + (rows - 1) * GAP, cols * w + (cols - 1) * GAP), GAP_SHADE, dtype=np.uint8
+    )
+    for k, frame in enumerate(frames):
+        r, c = divmod(k, cols)
+        grid[r * (h + GAP) : r * (h + GAP) + h, c * (w + GAP) : c * (w + GAP) + w] = frame
+    return grid
+
+
+def grid_cols(n: int) -> int:
+    """Columns of a near-square grid of ``n`` tiles (8 for 64)."""
+    return max(1, math.ceil(math.sqrt(n)))
+
+
+def read_env(backend: Any, env: int) -> EnvSummary:
+    """Score, position and tick count of ``env`` from the documented WRAM addresses."""
+    lo = game.W_PLAYER_X
+    wram = bytes(backend.read_memory(env, lo, game.W_FRAME + 2))
+
+    def at(addr: int, n: int = 1) -> int:
+        return int.from_bytes(wram[addr - lo : addr - lo + n], "little")
+
+    return EnvSummary(
+        env, at(game.W_SCORE, 2), at(game.W_PLAYER_X), at(game.W_PLAYER_Y), at(game.W_FRAME, 2)
+    )
+
+
+def run_demo(
+    num_envs: int,
+    steps: int,
+    out_dir: Path,
+    *,
+    device: str | None = None,
+    backend: str | None = None,
+    seed: int = 0,
+    gif_envs: int = 4,
+) -> DemoResult:
+    """Run the demo and write its PNG grid and GIF into ``out_dir``."""
+    from gbxcule.backends.registry import make_backend
+
+    if num_envs < 1 or steps < 1 or gif_envs < 1:
+        raise ValueError(f"need envs, steps, gif envs >= 1, got {num_envs}, {steps}, {gif_envs}")
+    tool = snapshot_tool()
+    name = backend_for(device, backend)
+    actions = random_actions(steps, num_envs, CODEC, seed)
+    shown = list(range(min(gif_envs, num_envs)))
+    gif_frames: list[np.ndarray] = []
+    env_backend = make_backend(
+        name,
+        str(game.demo_rom_path()),
+        num_envs=num_envs,
+        frames_per_step=FRAMES_PER_STEP,
+        release_after_frames=RELEASE_AFTER_FRAMES,
+        action_codec=CODEC,
+    )
+    try:
+        env_backend.reset(seed=seed)
+        times = []
+        for k in range(steps):
+            times.append(timed_step(env_backend, actions[k]))
+            frames = [env_backend.frame_shades(env) for env in shown]
+            gif_frames.append(tile_frames(frames, grid_cols(len(shown))))
+        summaries = [read_env(env_backend, env) for env in range(num_envs)]
+        finals = [env_backend.frame_shades(env) for env in range(num_envs)]
+    finally:
+        env_backend.close()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    png, gif = out_dir / "final_frames.png", out_dir / "envs.gif"
+    tool.write_png(tile_frames(finals, grid_cols(num_envs)), png)
+    tool.write_gif(gif_frames, gif, scale=2, frame_ms=step_ms(FRAMES_PER_STEP))
+    timed = times[1:] if steps > 1 else times
+    return DemoResult(
+        backend=name,
+        num_envs=num_envs,
+        steps=steps,
+        timed_steps=len(timed),
+        seconds=sum(timed),
+        first_step_seconds=times[0],
+        envs=summaries,
+        png=png,
+        gif=gif,
+        gif_envs=shown,
+    )
+
+
+def report(result: DemoResult) -> list[str]:
+    """The lines ``gbxcule demo`` prints for ``result``."""
+    timed = f"steps 2..{result.steps}" if result.timed_steps < result.steps else "the single step"
+    lines = [
+        f"{result.steps} steps x {FRAMES_PER_STEP} frames, {result.num_envs} envs "
+        f"on {result.backend}: {result.sps:,.1f} steps/s, {result.fps:,.0f} frames/s "
+        f"({timed}; first step {result.first_step_seconds:.2f} s incl. kernel load)",
+        f"{'env':>5} {'score':>6} {'x':>4} {'y':>4} {'ticks':>6}",
+    ]
+    for s in result.envs[:SHOWN_ENVS]:
+        lines.append(f"{s.env:>5} {s.score:>6} {s.x:>4} {s.y:>4} {s.ticks:>6}")
+    scores = [s.score for s in result.envs]
+    best = max(result.envs, key=lambda s: s.score)
+    if len(result.envs) > SHOWN_ENVS:
+        lines.append(f"  ... {len(result.envs) - SHOWN_ENVS} more envs")
+    lines += [
+        f"score: total {sum(scores)}, mean {np.mean(scores):.2f}, best {best.score} (env {best.env})",
+        f"final frames of all envs: {result.png}",
+        f"envs {result.gif_envs[0]}..{result.gif_envs[-1]}, one frame per step: {result.gif}",
+    ]
+    return lines
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--envs", type=int, default=64, help="number of envs (default 64)")
+    p.add_argument("--steps", type=int, default=100, help="steps to run (default 100)")
+    p.add_argument(
+        "--device", choices=DEVICES, help="Warp device (default: cuda if Warp sees one, else cpu)"
+    )
+    p.add_argument("--backend", help="run another registry backend instead (e.g. pyboy)")
+    p.add_argument("--seed", type=int, default=0, help="action seed (default 0)")
+    p.add_argument("--gif-envs", type=int, default=4, help="envs shown in the GIF (default 4)")
+    p.add_argument("--out", type=Path, default=Path("out/demo"), help="default: out/demo/")
+
+
+def run(args: argparse.Namespace) -> int:
+    result = run_demo(
+        args.envs,
+        args.steps,
+        args.out,
+        device=args.device,
+        backend=args.backend,
+        seed=args.seed,
+        gif_envs=args.gif_envs,
+    )
+    print("\n".join(report(result)))
+    return 0

@@ -1,0 +1,278 @@
+"""The gbxcule command line: info verdicts, demo and record outputs checked against the
+demo game's model, MP4 refusal/encoding, and the command list."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from bench.roms.suite.demo import expected_frame
+from gbxcule import demo_cli, record, rollout
+from gbxcule import demo_game as game
+from gbxcule.asm import build_rom
+from gbxcule.cli import COMMANDS, main
+from gbxcule.core.actions import get_codec
+from gbxcule.core.cartridge import CART_TYPE_OFFSET, HEADER_CHECKSUM_OFFSET, header_checksum
+from gbxcule.core.pixels import shades_to_grey
+from gbxcule.rollout import random_actions
+
+SETUP_FRAMES = 3  # frames the demo ROM runs before its first tick: W_FRAME = frames - 3
+LOOP = 'SECTION "main", ROM0[$0150]\n.loop:\n    jr .loop\n'
+# The CPU path the demo takes on this machine, and the oracle for the same pipeline.
+BACKEND_ARGS = {"warp-cpu": ["--device", "cpu"], "pyboy": ["--backend", "pyboy"]}
+
+
+def test_module_help_lists_every_command():
+    out = subprocess.run(
+        [sys.executable, "-m", "gbxcule", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for name in ("verify", "info", "demo", "bench", "record"):
+        assert name in out
+    assert set(COMMANDS) == {"verify", "info", "demo", "bench", "record"}
+
+
+# ---------------------------------------------------------------- info
+
+
+def _patched(rom: bytes, offset: int, value: int) -> bytes:
+    data = bytearray(rom)
+    data[offset] = value
+    data[HEADER_CHECKSUM_OFFSET] = header_checksum(data)
+    return bytes(data)
+
+
+def test_info_on_a_good_rom(tmp_path, capsys):
+    rom = tmp_path / "good.gb"
+    rom.write_bytes(build_rom(LOOP, title="GOODROM", cart_type="MBC1", rom_banks=4))
+    assert main(["info", str(rom)]) == 0
+    out = capsys.readouterr().out
+    assert "GOODROM" in out and "MBC1" in out and "4 banks" in out
+    assert "supported: yes" in out and "MISMATCH" not in out
+
+
+@pytest.mark.parametrize(
+    "make, verdict",
+    [
+        (lambda rom: rom[:0x100], "not a cartridge"),
+        (lambda rom: _patched(rom, 0x0104, 0x00), "Nintendo logo"),
+        (lambda rom: _patched(rom, CART_TYPE_OFFSET, 0x08), "unsupported cartridge type $08"),
+        (lambda rom: _patched(rom, CART_TYPE_OFFSET, 0x0B), "unsupported cartridge type $0B"),
+        (lambda rom: _patched(rom, CART_TYPE_OFFSET, 0x42), "unknown cartridge type $42"),
+    ],
+    ids=["truncated", "bad-logo", "rom+ram", "mmm01", "unknown-type"],
+)
+def test_info_refuses_bad_roms(tmp_path, capsys, make, verdict):
+    rom = tmp_path / "bad.gb"
+    rom.write_bytes(make(build_rom(LOOP)))
+    assert main(["info", str(rom)]) == 1
+    out = capsys.readouterr().out
+    assert verdict in out
+    if "not a cartridge" not in verdict:
+        assert "supported: no:" in out
+
+
+def test_info_on_a_missing_file(tmp_path, capsys):
+    assert main(["info", str(tmp_path / "nope.gb")]) == 2
+    assert "ROM file not found" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- demo
+
+
+def _frame_inputs(actions: np.ndarray) -> list[int]:
+    """Per-frame button masks of one env: pressed for the first 8 frames of each step."""
+    codec = get_codec(demo_cli.CODEC)
+    held, idle = (
+        demo_cli.RELEASE_AFTER_FRAMES,
+        demo_cli.FRAMES_PER_STEP - demo_cli.RELEASE_AFTER_FRAMES,
+    )
+    out: list[int] = []
+    for action in actions:
+        out += [codec.mask(int(action))] * held + [0] * idle
+    return out
+
+
+def _tile(grid: np.ndarray, k: int, cols: int) -> np.ndarray:
+    r, c = divmod(k, cols)
+    y, x = r * (144 + demo_cli.GAP), c * (160 + demo_cli.GAP)
+    return grid[y : y + 144, x : x + 160]
+
+
+def _parse_table(out: str) -> dict[int, tuple[int, int, int, int]]:
+    rows = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 5 and all(p.isdigit() for p in parts):
+            env, score, x, y, ticks = map(int, parts)
+            rows[env] = (score, x, y, ticks)
+    return rows
+
+
+@pytest.mark.parametrize("backend", list(BACKEND_ARGS))
+def test_demo_writes_grid_and_gif_that_match_the_game_model(tmp_path, capsys, backend):
+    envs, steps = 4, 3
+    code = main(
+        ["demo", "--envs", str(envs), "--steps", str(steps), "--out", str(tmp_path)]
+        + BACKEND_ARGS[backend]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "steps/s" in out and "frames/s" in out and f"on {backend}" in out
+    png, gif = tmp_path / "final_frames.png", tmp_path / "envs.gif"
+    assert str(png) in out and str(gif) in out
+
+    # Every env's WRAM (as printed) and final picture follow the game's rules from its actions:
+    # the game ticks once a frame after its setup frames; the picture lags two ticks.
+    grid = np.asarray(Image.open(png))
+    cols = demo_cli.grid_cols(envs)
+    assert grid.shape == (2 * 144 + demo_cli.GAP, 2 * 160 + demo_cli.GAP)
+    actions = random_actions(steps, envs, demo_cli.CODEC, seed=0)
+    table = _parse_table(out)
+    assert sorted(table) == list(range(envs))
+    for env, (score, x, y, ticks) in table.items():
+        inputs = _frame_inputs(actions[:, env])
+        assert ticks == len(inputs) - SETUP_FRAMES
+        ran = inputs[len(inputs) - ticks :]
+        want = game.simulate(ran)
+        assert (score, x, y) == (want.score, want.x, want.y), f"env {env}"
+        picture = shades_to_grey(expected_frame(game.simulate(ran[:-2])))
+        assert np.array_equal(_tile(grid, env, cols), picture), f"env {env} frame"
+    assert len({(x, y) for _, x, y, _ in table.values()}) > 1  # the random walks differ
+
+    with Image.open(gif) as im:
+        assert im.n_frames == steps
+        assert im.size == (2 * (2 * 160 + demo_cli.GAP), 2 * (2 * 144 + demo_cli.GAP))
+
+
+def test_demo_tile_grid_layout():
+    frames = [np.full((144, 160), k, dtype=np.uint8) for k in range(3)]
+    grid = demo_cli.tile_frames(frames, cols=2)
+    assert grid.shape == (2 * 144 + demo_cli.GAP, 2 * 160 + demo_cli.GAP)
+    for k in range(3):
+        assert (_tile(grid, k, 2) == k).all()
+    assert (_tile(grid, 3, 2) == demo_cli.GAP_SHADE).all()  # the empty slot
+    assert (grid[144 : 144 + demo_cli.GAP] == demo_cli.GAP_SHADE).all()
+    assert demo_cli.grid_cols(64) == 8 and demo_cli.grid_cols(1) == 1
+
+
+def test_demo_refuses_cuda_without_a_device(capsys, monkeypatch):
+    monkeypatch.setattr(rollout, "cuda_available", lambda: False)
+    assert main(["demo", "--device", "cuda", "--envs", "1", "--steps", "1"]) == 2
+    assert "no CUDA device is visible to Warp" in capsys.readouterr().err
+
+
+# -------------------------------------------------------------- record
+
+
+def _gif_frames(path: Path) -> list[np.ndarray]:
+    frames = []
+    with Image.open(path) as im:
+        for k in range(im.n_frames):
+            im.seek(k)
+            frames.append(np.asarray(im.convert("L")))
+    return frames
+
+
+def test_record_replays_a_demo_env(tmp_path, capsys):
+    """record --env K with the demo's seed and env count shows the demo's env K."""
+    envs, steps, env = 4, 3, 2
+    assert main(["demo", "--envs", str(envs), "--steps", str(steps), "--out", str(tmp_path)]) == 0
+    grid = np.asarray(Image.open(tmp_path / "final_frames.png"))
+    out = tmp_path / "rec" / "env2.gif"
+    args = ["record", str(game.demo_rom_path()), "--env", str(env), "--num-envs", str(envs)]
+    assert main(args + ["--steps", str(steps), "--device", "cpu", "--out", str(out)]) == 0
+    assert f"{steps} frames" in capsys.readouterr().out
+    frames = _gif_frames(out)
+    assert len(frames) == steps and frames[-1].shape == (288, 320)  # scale 2
+    last = frames[-1][::2, ::2]
+    assert np.array_equal(last, _tile(grid, env, demo_cli.grid_cols(envs)))
+
+
+def test_record_from_an_actions_file(tmp_path, capsys):
+    """Text actions: right for 2 steps then down (codec ids 2 and 0), read back from WRAM."""
+    actions = tmp_path / "acts.txt"
+    actions.write_text("# walk\n2\n2   # right again\n\n0\n")
+    out = tmp_path / "walk.gif"
+    rom = str(game.demo_rom_path())
+    assert (
+        main(["record", rom, "--actions", str(actions), "--backend", "pyboy", "--out", str(out)])
+        == 0
+    )
+    assert "3 frames" in capsys.readouterr().out
+    # The same actions as a 2-D .npy, column 1; --steps cuts it short.
+    table = np.array([[0, 2], [0, 2], [1, 0], [1, 1]], dtype=np.int64)
+    np.save(tmp_path / "acts.npy", table)
+    got = record.load_actions(tmp_path / "acts.npy", env=1, codec="pokemonred_puffer_v1")
+    assert got.tolist() == [2, 2, 0, 1]
+    assert record.load_actions(actions, env=0, codec="pokemonred_puffer_v1").tolist() == [2, 2, 0]
+    frames = _gif_frames(out)
+    want = game.simulate(_frame_inputs(np.array([2, 2, 0]))[SETUP_FRAMES:-2])
+    assert np.array_equal(frames[-1][::2, ::2], shades_to_grey(expected_frame(want)))
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [("1\nseven\n", "not an action id"), ("9\n", "out of range"), ("", "holds no actions")],
+)
+def test_record_refuses_bad_actions_files(tmp_path, content, message):
+    path = tmp_path / "bad.txt"
+    path.write_text(content)
+    with pytest.raises(ValueError, match=message):
+        record.load_actions(path, env=0, codec="pokemonred_puffer_v1")
+
+
+def test_record_refuses_mp4_without_an_encoder(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(record, "find_ffmpeg", lambda: None)
+    out = tmp_path / "x.mp4"
+    assert main(["record", str(game.demo_rom_path()), "--steps", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write .mp4" in err and "imageio-ffmpeg is not installed" in err
+    assert not out.exists()
+
+
+FAKE_FFMPEG = """#!{python}
+import sys
+data = sys.stdin.buffer.read()
+with open(sys.argv[-1], "w") as fh:
+    fh.write(repr((sys.argv[1:], len(data), sorted(set(data)))))
+"""
+
+
+def test_record_pipes_raw_grey_frames_into_ffmpeg(tmp_path, capsys, monkeypatch):
+    fake = tmp_path / "bin" / "ffmpeg"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_FFMPEG.format(python=sys.executable))
+    fake.chmod(0o755)
+    monkeypatch.setattr(record, "find_ffmpeg", lambda: str(fake))
+    out = tmp_path / "x.mp4"
+    rom = str(game.demo_rom_path())
+    assert main(["record", rom, "--steps", "2", "--backend", "pyboy", "--out", str(out)]) == 0
+    argv, size, values = ast.literal_eval(out.read_text())
+    assert argv[argv.index("-s") + 1] == "320x288" and argv[argv.index("-pix_fmt") + 1] == "gray"
+    assert size == 2 * 320 * 288
+    assert set(values) <= {0x00, 0x55, 0xAA, 0xFF}
+
+
+def test_record_state_needs_a_backend_that_loads_states(tmp_path, capsys):
+    state = tmp_path / "s.state"
+    state.write_bytes(b"\0" * 64)
+    rom = str(game.demo_rom_path())
+    args = ["record", rom, "--state", str(state), "--backend", "pyboy", "--steps", "1"]
+    assert main(args + ["--out", str(tmp_path / "x.gif")]) == 2
+    assert "cannot load save states" in capsys.readouterr().err
+
+
+def test_record_refuses_bad_arguments(tmp_path, capsys):
+    rom = str(game.demo_rom_path())
+    assert main(["record", rom, "--out", str(tmp_path / "x.avi")]) == 2
+    assert "must end in .gif or .mp4" in capsys.readouterr().err
+    assert main(["record", str(tmp_path / "missing.gb")]) == 2
+    assert "ROM file not found" in capsys.readouterr().err
+    assert main(["record", rom, "--env", "64", "--out", str(tmp_path / "x.gif")]) == 2
+    assert "--env 64" in capsys.readouterr().err

@@ -1,0 +1,89 @@
+"""bench/sweep.py on a tiny config: JSONL rows, summary table, plots, and the CLI entry."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from importlib import metadata
+
+import pytest
+
+from bench import sweep
+from gbxcule.asm import build_rom
+from gbxcule.cli import main
+
+# A ROM that counts in WRAM forever: cheap frames on every backend.
+COUNTER = 'SECTION "main", ROM0[$0150]\n.loop:\n    ld hl, $C000\n    inc [hl]\n    jr .loop\n'
+FRAMES_PER_STEP = 4
+
+
+@pytest.fixture
+def rom(tmp_path):
+    path = tmp_path / "counter.gb"
+    path.write_bytes(build_rom(COUNTER, title="COUNTER"))
+    return path
+
+
+def _rows(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_sweep_writes_rows_summary_and_plots(tmp_path, rom):
+    out = tmp_path / "results"
+    envs = {"pyboy": [1], "warp-cpu": [1, 2]}
+    rows = sweep.run_sweep(["pyboy", "warp-cpu"], str(rom), envs, 2, FRAMES_PER_STEP, 0, out)
+    assert [(r.backend, r.num_envs) for r in rows] == [
+        ("pyboy", 1),
+        ("warp-cpu", 1),
+        ("warp-cpu", 2),
+    ]
+
+    lines = _rows(out / "results.jsonl")
+    assert [(r["backend"], r["num_envs"]) for r in lines] == [(r.backend, r.num_envs) for r in rows]
+    for row in lines:
+        assert set(row) == {f.name for f in fields(sweep.SweepRow)}
+        assert row["steps"] == 2 and row["frames_per_step"] == FRAMES_PER_STEP
+        assert row["rom"] == "counter.gb"
+        assert row["seconds"] > 0
+        assert row["sps"] == pytest.approx(2 * row["num_envs"] / row["seconds"])
+        assert row["fps"] == pytest.approx(row["sps"] * FRAMES_PER_STEP)
+        assert "cores" in row["device"]  # CPU model and core count
+        assert row["versions"]["pyboy"] == "2.8.1"
+        assert row["versions"]["warp-lang"] == metadata.version("warp-lang")
+        assert row["versions"]["numpy"] == metadata.version("numpy")
+
+    summary = (out / "summary.md").read_text()
+    assert "| backend | envs | device | steps/s | frames/s | × PyBoy single |" in summary
+    table = [line for line in summary.splitlines() if line.startswith("| warp-cpu")]
+    assert len(table) == 2
+    assert "| pyboy | 1 |" in summary and "| 1.00 |" in summary  # pyboy single vs itself
+    for name in ("sps_vs_envs.png", "speedup_vs_pyboy.png"):
+        assert (out / name).stat().st_size > 1000
+
+    # A second sweep appends to the JSONL.
+    sweep.run_sweep(["pyboy"], str(rom), envs, 2, FRAMES_PER_STEP, 0, out)
+    assert len(_rows(out / "results.jsonl")) == 4
+
+
+def test_gbxcule_bench_passes_the_sweep_options(tmp_path, rom, capsys):
+    out = tmp_path / "cli"
+    args = ["bench", "--backends", "pyboy", "--envs", "1", "--steps", "2", "--rom", str(rom)]
+    assert main(args + ["--frames-per-step", str(FRAMES_PER_STEP), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| pyboy | 1 |" in printed and "1 rows appended" in printed
+    assert len(_rows(out / "results.jsonl")) == 1
+
+
+def test_gbxcule_bench_refuses_unknown_backends(tmp_path, rom, capsys):
+    args = ["bench", "--backends", "pyboy,nes", "--rom", str(rom), "--out", str(tmp_path)]
+    assert main(args) == 2
+    assert "unknown backends ['nes']" in capsys.readouterr().err
+
+
+def test_default_backends_are_the_cpu_ones_plus_cuda_when_seen(monkeypatch):
+    from gbxcule import rollout
+
+    monkeypatch.setattr(rollout, "cuda_available", lambda: False)
+    assert sweep.default_backends() == ["warp-cpu", "pyboy", "pyboy-mp"]
+    monkeypatch.setattr(rollout, "cuda_available", lambda: True)
+    assert sweep.default_backends() == ["warp-cpu", "pyboy", "pyboy-mp", "warp-cuda"]
