@@ -15,6 +15,7 @@ from gbxcule.backends.pixels import (
     PixelBackendMixin,
     PixelBuffers,
     PixelsNotEnabledError,
+    backend_render_cost,
     measure_render_cost,
 )
 from gbxcule.core import pixels as px
@@ -159,7 +160,7 @@ def test_frame_video_rows_render_like_mem_rows():
 class FakeBackend(PixelBackendMixin):
     def __init__(self, mem, latch, **modes):
         mem_wp, latch_wp = on_device(mem, latch, "cpu")
-        self.machine = SimpleNamespace(mem=mem_wp, line_latch=latch_wp)
+        self.machine = SimpleNamespace(frame_video=mem_wp, line_latch=latch_wp)
         self.pixels = PixelBuffers(mem.shape[0], "cpu", **modes)
 
     def step(self):
@@ -202,6 +203,12 @@ def test_measure_render_cost_reports_both_costs():
     )
     assert len(calls) == 3 and set(cost) == {"step_s", "render_s", "render_over_step"}
     assert cost["render_s"] > 0 and cost["render_over_step"] == cost["render_s"] / cost["step_s"]
+    backend = FakeBackend(*random_machine(5))
+    backend.step = lambda actions: calls.append(actions)
+    for packed in (False, True):
+        cost = backend_render_cost(backend, "acts", packed=packed, iters=2)
+        assert cost["render_s"] > 0 and cost["step_s"] > 0
+    assert calls[-1] == "acts" and len(calls) == 3 + 2 * (2 + 3)
 
 
 @pytest.mark.gpu

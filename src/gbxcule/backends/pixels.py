@@ -298,3 +298,23 @@ def measure_render_cost(
     step_s = mean_seconds(step)
     render_s = mean_seconds(render_once)
     return {"step_s": step_s, "render_s": render_s, "render_over_step": render_s / step_s}
+
+
+def backend_render_cost(
+    backend: PixelBackendMixin, actions: Any, *, packed: bool = False, iters: int = 20
+) -> dict[str, float]:
+    """:func:`measure_render_cost` for a Warp backend: its ``step(actions)`` against one
+    snapshot render of all envs (packed2 when ``packed``) into a preallocated tensor.
+
+    Build the backend without render-on-step so its step time excludes rendering.
+    """
+    pixels = backend.pixels
+    per_env = PACKED_FRAME_BYTES if packed else FRAME_BYTES
+    out = torch.empty(pixels.num_envs * per_env, dtype=torch.uint8, device=pixels.torch_device)
+    if packed:
+        render_once = lambda: backend.render_pixels_snapshot_packed_to_torch(out)  # noqa: E731
+    else:
+        render_once = lambda: backend.render_pixels_snapshot_to_torch(out)  # noqa: E731
+    return measure_render_cost(
+        lambda: backend.step(actions), render_once, pixels.device, iters=iters
+    )
