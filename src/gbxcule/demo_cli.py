@@ -26,9 +26,9 @@ from gbxcule import demo_game as game
 from gbxcule.rollout import (
     DEVICES,
     backend_for,
+    gif_frame_ms,
     random_actions,
     snapshot_tool,
-    step_ms,
     timed_step,
 )
 
@@ -148,7 +148,7 @@ def run_demo(
     out_dir.mkdir(parents=True, exist_ok=True)
     png, gif = out_dir / "final_frames.png", out_dir / "envs.gif"
     tool.write_png(tile_frames(finals, grid_cols(num_envs)), png)
-    tool.write_gif(gif_frames, gif, scale=2, frame_ms=step_ms(FRAMES_PER_STEP))
+    tool.write_gif(gif_frames, gif, scale=2, frame_ms=gif_frame_ms(FRAMES_PER_STEP))
     timed = times[1:] if steps > 1 else times
     return DemoResult(
         backend=name,

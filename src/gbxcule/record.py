@@ -32,11 +32,12 @@ import numpy as np
 from gbxcule.core.actions import get_codec, validate_actions
 from gbxcule.rollout import (
     DEVICES,
+    DMG_FPS,
     RolloutError,
     backend_for,
+    gif_frame_ms,
     random_actions,
     snapshot_tool,
-    step_ms,
 )
 
 VIDEO_SUFFIXES = (".gif", ".mp4")
@@ -176,9 +177,9 @@ def record(
         emu.close()
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".gif":
-        snapshot_tool().write_gif(frames, out, scale=scale, frame_ms=step_ms(frames_per_step))
+        snapshot_tool().write_gif(frames, out, scale=scale, frame_ms=gif_frame_ms(frames_per_step))
     else:
-        write_mp4(frames, out, fps=1000 / step_ms(frames_per_step), scale=scale)
+        write_mp4(frames, out, fps=DMG_FPS / frames_per_step, scale=scale)
     return out, len(frames), name
 
 

@@ -83,9 +83,9 @@ def timed_step(backend: Any, actions: np.ndarray) -> float:
     return time.perf_counter() - start
 
 
-def step_ms(frames_per_step: int) -> int:
-    """Real-time duration of one step in milliseconds (a GIF frame per step)."""
-    return max(1, round(1000 * frames_per_step / DMG_FPS))
+def gif_frame_ms(frames_per_step: int) -> int:
+    """GIF delay of one step shown in real time, at least 20 ms (viewers slow shorter delays)."""
+    return max(20, round(1000 * frames_per_step / DMG_FPS))
 
 
 def snapshot_tool() -> ModuleType:
