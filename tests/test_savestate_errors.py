@@ -1,0 +1,116 @@
+"""Refusals of the save-state readers, and our own snapshot format."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gbxcule.core.savestate import (
+    SNAPSHOT_FORMAT,
+    SavestateError,
+    load_pyboy_state,
+    load_snapshot,
+    rom_sha256,
+    save_snapshot,
+    write_pyboy_state,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "states"
+ROM = gzip.decompress((FIXTURES / "probe.gb.gz").read_bytes())
+V29 = gzip.decompress((FIXTURES / "pyboy-2.8.1-v29.state.gz").read_bytes())
+V12 = gzip.decompress((FIXTURES / "pyboy-2.4.1-v12.state.gz").read_bytes())
+
+
+@pytest.mark.parametrize("cut", [0, 1, 7, 40, 5000, len(V29) // 2, len(V29) - 1])
+def test_truncated_pyboy_state_is_refused(cut):
+    with pytest.raises(SavestateError, match="truncated"):
+        load_pyboy_state(V29[:cut], ROM)
+
+
+@pytest.mark.parametrize("data", [V29, V12], ids=["v29", "v12"])
+def test_trailing_garbage_is_refused(data):
+    with pytest.raises(SavestateError, match="trailing"):
+        load_pyboy_state(data + b"\x00\x01", ROM)
+
+
+def test_cgb_state_is_refused():
+    cgb = bytearray(V29)
+    cgb[5] = 1  # header: version, bootrom, key0, key1, double_speed, cgb
+    with pytest.raises(SavestateError, match="CGB"):
+        load_pyboy_state(bytes(cgb), ROM)
+
+
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [(13, "never in a PyPI release"), (20, "never in a PyPI release"), (30, "newer"), (6, "older")],
+)
+def test_unknown_versions_are_refused(version, message):
+    with pytest.raises(SavestateError, match=message):
+        load_pyboy_state(bytes([version]) + V29[1:], ROM)
+
+
+def test_state_of_another_cartridge_shape_is_refused():
+    other = bytearray(ROM)
+    other[0x149] = 0x02  # one RAM bank instead of four: the cart block no longer fits
+    with pytest.raises(SavestateError, match="trailing"):
+        load_pyboy_state(V29, bytes(other))
+
+
+def test_writing_an_unsupported_version_is_refused():
+    state = load_pyboy_state(V12, ROM)
+    with pytest.raises(SavestateError, match="not 14"):
+        write_pyboy_state(state, 14)
+
+
+def test_out_of_range_field_is_refused_on_write():
+    state = load_pyboy_state(V29, ROM)
+    state.cpu.pc = 0x10000
+    with pytest.raises(SavestateError, match="pc=65536"):
+        write_pyboy_state(state)
+
+
+def test_snapshot_round_trip_keeps_every_field():
+    state = load_pyboy_state(V12, ROM)
+    snap = save_snapshot(state, rom_sha256(ROM))
+    back = load_snapshot(snap, rom_sha256(ROM).hex())
+    assert write_pyboy_state(back) == write_pyboy_state(state)
+    assert back.cart_layout == state.cart_layout
+    assert np.array_equal(back.memory.wram, state.memory.wram)
+    assert dataclasses.asdict(back.cpu) == dataclasses.asdict(state.cpu)
+
+
+def test_snapshot_on_another_rom_is_refused():
+    snap = save_snapshot(load_pyboy_state(V29, ROM), rom_sha256(ROM))
+    other = rom_sha256(ROM + b"\x00")
+    with pytest.raises(SavestateError, match="belongs to the ROM with sha256"):
+        load_snapshot(snap, other)
+
+
+def test_snapshot_of_a_newer_format_is_refused():
+    snap = bytearray(save_snapshot(load_pyboy_state(V29, ROM), rom_sha256(ROM)))
+    struct.pack_into("<H", snap, 8, SNAPSHOT_FORMAT + 1)
+    with pytest.raises(SavestateError, match="newer than this gbxcule reads"):
+        load_snapshot(bytes(snap), rom_sha256(ROM))
+
+
+@pytest.mark.parametrize("cut", [0, 20, 60, 1000, -5, -1])
+def test_truncated_snapshot_is_refused(cut):
+    snap = save_snapshot(load_pyboy_state(V29, ROM), rom_sha256(ROM))
+    with pytest.raises(SavestateError, match="truncated"):
+        load_snapshot(snap[:cut], rom_sha256(ROM))
+
+
+def test_corrupted_or_foreign_snapshot_is_refused():
+    snap = bytearray(save_snapshot(load_pyboy_state(V29, ROM), rom_sha256(ROM)))
+    snap[200] ^= 0xFF
+    with pytest.raises(SavestateError, match="checksum"):
+        load_snapshot(bytes(snap), rom_sha256(ROM))
+    with pytest.raises(SavestateError, match="not a gbxcule snapshot"):
+        load_snapshot(V29, rom_sha256(ROM))
+    with pytest.raises(SavestateError, match="trailing"):
+        load_snapshot(bytes(snap) + b"x", rom_sha256(ROM))
