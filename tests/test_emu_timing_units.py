@@ -22,6 +22,7 @@ import warp as wp
 from gbxcule.asm import build_rom
 from gbxcule.asm.bootrom import boot_rom_bytes
 from gbxcule.backends.warp_base import allocate_machine, cart_config
+from gbxcule.core import pixels as px
 from gbxcule.core.memory_layout import IO_OFF, OAM_OFF
 from gbxcule.kernels import io as io_unit
 from gbxcule.kernels import ppu, serial, timer
@@ -113,7 +114,23 @@ class PyBoyUnits:
         r.scanline_window = lambda y, x, wx, wy, cols, lcd: cols
         r.scanline_blank = lambda y, x, cols, lcd: cols
         r.scanline_sprites = lambda *args: None
-        r.blank_screen = lambda: None
+        # The line latch our renderer gets: registers when PyBoy draws or blanks a line.
+        self.latch = np.zeros((px.SCREEN_H, px.LATCH_FIELDS), dtype=np.uint8)
+        draw = r.scanline
+
+        def scanline(y):
+            lcd = self.lcd
+            wx_on = lcd._LCDC.window_enable and r.wy_activated_frame and lcd.WX - 7 < 160
+            flags = px.LATCH_FLAG_WINDOW_ACTIVE if r.wy_activated_frame else 0
+            self.put_latch(y, r.ly_window + (1 if wx_on else 0), flags)
+            draw(y)
+
+        def blank_screen():
+            for y in range(px.SCREEN_H):
+                self.put_latch(y, r.ly_window, px.LATCH_FLAG_BLANK)
+
+        r.scanline = scanline
+        r.blank_screen = blank_screen
         self.serial = serial_mod.Serial(False)
         self.IF = 0
 
@@ -174,6 +191,20 @@ class PyBoyUnits:
             return value
         return {0xFF44: lcd.LY, 0xFF45: lcd.LYC, 0xFF40: lcd._LCDC.value}[addr]
 
+    def put_latch(self, y, win_line, flags):
+        lcd = self.lcd
+        row = self.latch[y]
+        row[px.LATCH_LCDC] = lcd._LCDC.value
+        row[px.LATCH_SCX] = lcd.SCX
+        row[px.LATCH_SCY] = lcd.SCY
+        row[px.LATCH_WX] = lcd.WX
+        row[px.LATCH_WY] = lcd.WY
+        row[px.LATCH_BGP] = lcd.BGP.value
+        row[px.LATCH_OBP0] = lcd.OBP0.value
+        row[px.LATCH_OBP1] = lcd.OBP1.value
+        row[px.LATCH_WIN_LINE] = win_line & 0xFF
+        row[px.LATCH_FLAGS] = flags
+
     def record(self, value):
         t, lcd, s = self.timer, self.lcd, self.serial
         return [
@@ -195,14 +226,18 @@ WRITE_ADDRS = (0xFF04, 0xFF05, 0xFF06, 0xFF07, 0xFF40, 0xFF41, 0xFF42, 0xFF43, 0
 READ_ADDRS = (0xFF04, 0xFF05, 0xFF07, 0xFF41, 0xFF44, 0xFF02)
 
 
-def random_ops(rng: np.random.Generator, n: int) -> np.ndarray:
+SPARSE_STEPS = (0, 1, 2, 3, 4, 4, 8, 12, 20, 76, 80, 172, 200, 456, 4000)
+DENSE_STEPS = (4, 8, 12, 16, 24, 40, 60, 80, 100)  # the LCD keeps up, frames complete
+
+
+def random_ops(rng: np.random.Generator, n: int, dense: bool = False) -> np.ndarray:
     """Random syncs/writes/reads/OAM pokes at non-decreasing cycle counts."""
     ops = np.zeros((n, 4), dtype=np.int64)
     c = 0
     for k in range(n):
         r = rng.random()
-        c += int(rng.choice([0, 1, 2, 3, 4, 4, 8, 12, 20, 76, 80, 172, 200, 456, 4000]))
-        if r < 0.02:
+        c += int(rng.choice(DENSE_STEPS if dense else SPARSE_STEPS))
+        if r < 0.02 and not dense:
             c += int(rng.integers(0, 300_000))
         if r < 0.35:
             ops[k] = (OP_SYNC, 0, 0, c)
@@ -210,7 +245,11 @@ def random_ops(rng: np.random.Generator, n: int) -> np.ndarray:
             addr = int(rng.choice(WRITE_ADDRS))
             v = int(rng.integers(0, 256))
             if addr == 0xFF40:
-                v = int(rng.choice([0x91, 0x93, 0x97, 0x11, 0xB3, 0x00, v]))
+                v = int(rng.choice([0x91, 0x93, 0x97, 0xB3, 0xF1, 0xA3, v | 0x80]))
+                if rng.random() < (0.01 if dense else 0.15):
+                    v = int(rng.choice([0x00, 0x11, 0x33]))
+            if addr == 0xFF4B and rng.random() < 0.7:
+                v = int(rng.integers(0, 170))
             if addr == 0xFF07:
                 v = int(rng.choice([4, 5, 6, 7, 0, 1, v]))
             if addr == 0xFF06 and rng.random() < 0.5:
@@ -253,11 +292,11 @@ def pyboy_modules():
     return tuple(load_pyboy_source(n) for n in ("timer", "lcd", "serial"))
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
-def test_units_match_pyboy_sources(pyboy_modules, seed):
-    envs, n_ops = 8, 600
+@pytest.mark.parametrize("seed,dense", [(1, False), (2, False), (3, True), (4, True)])
+def test_units_match_pyboy_sources(pyboy_modules, seed, dense):
+    envs, n_ops = 8, 3000 if dense else 600
     rng = np.random.default_rng(seed)
-    ops = np.stack([random_ops(rng, n_ops) for _ in range(envs)])
+    ops = np.stack([random_ops(rng, n_ops, dense) for _ in range(envs)])
     m = machine_for_units(envs)
     out = wp.zeros((envs, n_ops, NF), dtype=wp.int64, device="cpu")
     wp.launch(run_ops, dim=envs, inputs=[m, wp.array(ops, dtype=wp.int64), out], device="cpu")
@@ -283,3 +322,9 @@ def test_units_match_pyboy_sources(pyboy_modules, seed):
                     if w != g
                 ]
                 raise AssertionError(f"env {env} op {k} {ops[env, k].tolist()}: {bad}")
+        latch = m.line_latch.numpy()[env]
+        bad_lines = np.nonzero((latch != ref.latch).any(axis=1))[0]
+        assert len(bad_lines) == 0, (
+            f"env {env}: line latch differs on lines {bad_lines[:10].tolist()}: "
+            f"pyboy {ref.latch[bad_lines[0]].tolist()} ours {latch[bad_lines[0]].tolist()}"
+        )
