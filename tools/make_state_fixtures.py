@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 FRAMES = 60  # frames run before the state is saved
 MORE_FRAMES = 30  # frames the release runs on after saving (recorded for reference)
@@ -276,6 +277,8 @@ def _hidden_compiled_copy(tmp: str) -> str:
     import importlib.util
 
     spec = importlib.util.find_spec("pyboy")
+    if spec is None or spec.origin is None:
+        raise SystemExit("pyboy is not installed in this venv")
     src = os.path.dirname(spec.origin)
     dst = os.path.join(tmp, "purepy")
     shutil.copytree(src, os.path.join(dst, "pyboy"), ignore=shutil.ignore_patterns("*.so", "*.c"))
@@ -451,7 +454,7 @@ def make_fixture(
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--only", nargs="*", help="pip versions to (re)make")
     ap.add_argument("--force", action="store_true", help="remake even when up to date")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -471,7 +474,7 @@ def main(argv: list[str] | None = None) -> None:
     FIXTURE_DIR.mkdir(parents=True, exist_ok=True)
     (FIXTURE_DIR / (ROM_NAME + ".gz")).write_bytes(gzip_bytes(rom))
     index_path = FIXTURE_DIR / "index.json"
-    index = json.loads(index_path.read_text()) if index_path.exists() else {}
+    index: dict[str, Any] = json.loads(index_path.read_text()) if index_path.exists() else {}
     common = {
         "rom": ROM_NAME + ".gz",
         "rom_sha256": hashlib.sha256(rom).hexdigest(),

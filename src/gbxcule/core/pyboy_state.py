@@ -21,6 +21,7 @@ LCD next changes mode. Booleans are stored as 0/1 ints so the values round-trip.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -51,7 +52,9 @@ SAMPLE_RATE = 48000
 SAMPLES_PER_FRAME = -(-SAMPLE_RATE * FRAME_CYCLES // CLOCK_RATE)  # 804
 
 
-def spec(fmt: str, default=0, *, since: str = "v7", until: str = "v29", size=None, doc=""):
+def spec(
+    fmt: str, default: Any = 0, *, since: str = "v7", until: str = "v29", size=None, doc=""
+) -> Any:
     """A dataclass field stored in the file as ``fmt`` in layouts ``since``..``until``."""
     meta = {"fmt": fmt, "since": since, "until": until, "size": size, "doc": doc}
     if callable(default):

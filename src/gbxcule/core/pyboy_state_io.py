@@ -188,6 +188,8 @@ class _Context:
     def length(self, f, obj) -> int:
         size = f.metadata["size"]
         if size == "cart_ram":
+            if self.cart is None:
+                raise SavestateError("the cartridge block's shape is unknown; pass the ROM")
             return self.cart.ram_banks * RAM_BANK_SIZE
         if size == "audiobuffer":
             return (obj.samples_per_frame + 1) * 2
@@ -205,7 +207,7 @@ def _read_struct(cls, r: _Reader, ctx: _Context, prefix: str, defaulted: list[st
             continue
         fmt = f.metadata["fmt"]
         if fmt == "struct":
-            sub = RtcState if f.name == "rtc" else type(f.default_factory())
+            sub = RtcState if f.name == "rtc" else type(getattr(obj, f.name))
             value = _read_struct(sub, r, ctx, name + ".", defaulted)
         elif fmt == "bytes":
             n = ctx.length(f, obj)
