@@ -114,3 +114,43 @@ def test_corrupted_or_foreign_snapshot_is_refused():
         load_snapshot(V29, rom_sha256(ROM))
     with pytest.raises(SavestateError, match="trailing"):
         load_snapshot(bytes(snap) + b"x", rom_sha256(ROM))
+
+
+@pytest.mark.parametrize(
+    ("cart_type", "ram_banks", "mbc", "has_rtc"),
+    [
+        ("ROM_ONLY", 0, "none", False),
+        ("MBC2", 0, "mbc2", False),
+        ("MBC3+TIMER+RAM+BATTERY", 4, "mbc3", True),
+        ("MBC5+RAM", 16, "mbc5", False),
+    ],
+)
+def test_other_cartridge_blocks_round_trip(cart_type, ram_banks, mbc, has_rtc):
+    """PyBoy 2.8.1 states of other cartridges: byte-exact rewrite; shape from ROM or length."""
+    import io
+
+    from gbxcule.asm import build_rom
+    from gbxcule.backends.pyboy_backend import make_pyboy
+
+    rom = build_rom(
+        'SECTION "m", ROM0[$0150]\n    ld a, $0A\n    ld [$0000], a\n.l:\n    jr .l\n',
+        cart_type=cart_type,
+        rom_banks=2,
+        ram_banks=ram_banks,
+    )
+    pb = make_pyboy(rom)
+    try:
+        pb.tick(3, False)
+        buf = io.BytesIO()
+        pb.save_state(buf)
+    finally:
+        pb.stop(save=False)
+    data = buf.getvalue()
+    state = load_pyboy_state(data, rom)
+    assert (state.cart_layout.mbc, state.cart_layout.has_rtc) == (mbc, has_rtc)
+    assert (state.cart.rtc is not None) == has_rtc
+    assert write_pyboy_state(state) == data
+    inferred = load_pyboy_state(data)
+    assert inferred.cart_layout.ram_banks == state.cart_layout.ram_banks
+    assert inferred.cart_layout.has_rtc == has_rtc
+    assert write_pyboy_state(inferred) == data
