@@ -580,3 +580,71 @@ PROGRAMS: dict[str, tuple[str, int]] = {
     "vram_lock": (VRAM_LOCK, 30),
     "mode3_sprites": (MODE3_SPRITES, 40),
 }
+
+
+def random_io_program(seed: int, snippets: int = 160) -> bytes:
+    """A random mix of timer/LCD/STAT/IF/IE/DMA/serial accesses, HALTs and delays.
+
+    Register reads are logged to WRAM $D000-$DFFF through DE; interrupts are
+    logged by the shared frame. The sequence repeats forever.
+    """
+    import random
+
+    rng = random.Random(seed)
+    store = "    ld [de], a\n    inc de\n    ld a, d\n    and $0F\n    or $D0\n    ld d, a\n"
+    writes = {
+        0x04: lambda: 0,
+        0x05: lambda: rng.choice([0xFE, 0xFF, 0x00, rng.randrange(256)]),
+        0x06: lambda: rng.choice([0xC0, 0xE0, rng.randrange(0xE0)]),
+        0x07: lambda: rng.choice([0, 1, 2, 3, 4, 6, 7, 4, 6, 7]),
+        0x0F: lambda: rng.randrange(32),
+        0xFF: lambda: rng.randrange(32),
+        0x41: lambda: rng.randrange(256),
+        0x42: lambda: rng.randrange(256),
+        0x43: lambda: rng.randrange(256),
+        0x45: lambda: rng.randrange(154),
+        0x4A: lambda: rng.randrange(150),
+        0x4B: lambda: rng.randrange(170),
+        0x40: lambda: rng.choice([0x91, 0x93, 0x97, 0xB3, 0xF3, 0x91, 0x93, 0x11]),
+        0x46: lambda: rng.choice([0xC0, 0xC1, 0xD0, 0xDF, 0x80, 0x00, 0xFE]),
+        0x01: lambda: rng.randrange(256),
+        0x02: lambda: rng.choice([0x81, 0x80, 0x01, 0x00]),
+        0x00: lambda: rng.choice([0x10, 0x20, 0x30, 0x00]),
+    }
+    reads = (0x04, 0x05, 0x0F, 0x41, 0x44, 0x02, 0x00, 0x07, 0x46, 0x01)
+    lines = []
+    for k in range(snippets):
+        r = rng.random()
+        if r < 0.35:
+            reg_ = rng.choice(list(writes))
+            lines.append(f"    ld a, ${writes[reg_]():02X}\n    ldh [${reg_:02X}], a\n")
+        elif r < 0.65:
+            lines.append(f"    ldh a, [${rng.choice(reads):02X}]\n" + store)
+        elif r < 0.72:
+            addr = rng.choice([0x8000, 0x9800, 0xFE00, 0xFE40]) + rng.randrange(0x20)
+            op = rng.choice(["ld a, [hl]", "ld b, [hl]\n    ld a, b", "ld [hl], a"])
+            lines.append(f"    ld hl, ${addr:04X}\n    {op}\n" + store)
+        elif r < 0.78:
+            lines.append(
+                f"    ld b, {rng.randrange(1, 120)}\n.d{k}:\n    dec b\n    jr nz, .d{k}\n"
+            )
+        elif r < 0.84:
+            ie = rng.choice([0x01, 0x02, 0x05, 0x07, 0x0F, 0x1F]) | 0x04  # the timer wakes HALT
+            lines.append(
+                f"    ld a, ${ie:02X}\n    ldh [$FF], a\n    ld a, $05\n    ldh [$07], a\n"
+            )
+            lines.append(rng.choice(["    ei\n    halt\n    nop\n", "    halt\n    nop\n"]))
+        elif r < 0.92:
+            lines.append(
+                rng.choice(["    ei\n", "    di\n", "    ei\n    di\n", "    nop\n    nop\n"])
+            )
+        else:
+            lines.append(
+                f"    ld a, [${rng.choice([0x8000, 0xFE00, 0xC000]) + rng.randrange(16):04X}]\n"
+                + store
+            )
+    body = "".join(lines)
+    return program(
+        'SECTION "main", ROM0[$0150]\nMain:\n    call LogInit\n    ld de, $D000\n'
+        f"Body:\n{body}    jp Body\nHook:\nRst0:\n    ret\n"
+    )

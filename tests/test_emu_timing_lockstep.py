@@ -3,7 +3,7 @@
 Registers, the T-cycle counter, VRAM, cart RAM, WRAM, OAM, FEA0-FEFF, the IO page,
 HRAM, IE and the serial output must be equal after every step, for the timing
 stress programs (tests/emu_timing_programs.py), every micro ROM of the suite and
-the demo game under random inputs.
+the demo game under random inputs, and random IO-access programs.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import warp as wp
 
 from bench.roms.build import all_roms, get_rom
 
-from .emu_timing_programs import PROGRAMS, TIMER_HALT, program
+from .emu_timing_programs import PROGRAMS, TIMER_HALT, program, random_io_program
 from .emu_timing_support import diff_states, lockstep, pyboy_boot, pyboy_step, warp_boot, warp_step
 
 
@@ -36,6 +36,12 @@ def test_joypad_program_random_inputs(frames, release_after):
     masks = rng.integers(0, 256, size=steps)
     masks[rng.random(steps) < 0.3] = 0
     assert_lockstep(program(source), steps // frames + 1, masks, frames, release_after)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_io_program(seed):
+    """Random mixes of timer/LCD/STAT/IF/IE/DMA/serial accesses, HALTs and delays."""
+    assert_lockstep(random_io_program(seed), 40)
 
 
 SUITE = [spec.name for spec in all_roms()]
