@@ -301,9 +301,10 @@ def measure_render_cost(
 
 
 def backend_render_cost(
-    backend: PixelBackendMixin, actions: Any, *, packed: bool = False, iters: int = 20
+    backend: Any, actions: Any, *, packed: bool = False, iters: int = 20
 ) -> dict[str, float]:
-    """:func:`measure_render_cost` for a Warp backend: its ``step(actions)`` against one
+    """:func:`measure_render_cost` for a Warp backend (a :class:`PixelBackendMixin` with
+    ``step``): its ``step(actions)`` against one
     snapshot render of all envs (packed2 when ``packed``) into a preallocated tensor.
 
     Build the backend without render-on-step so its step time excludes rendering.
