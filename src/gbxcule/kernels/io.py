@@ -72,8 +72,6 @@ __all__ = [
     "vram_blocked",
 ]
 
-IO_PAGE = 0x100  # io_page_kernel's columns: 0xFF00-0xFFFF
-
 
 @wp.func
 def io_peek(m: Machine, i: int, addr: int) -> int:
@@ -202,10 +200,3 @@ def power_on_timing(m: Machine, i: int):
     for k in range(m.joy_rel_mask.shape[1]):
         m.joy_rel_mask[i, k] = 0
         m.joy_rel_wait[i, k] = 0
-
-
-@wp.kernel
-def io_page_kernel(m: Machine, out: wp.array2d(dtype=wp.uint8)):
-    """``out[i, k]`` = what env ``i``'s CPU would read at ``0xFF00 + k`` (no side effects)."""
-    i, k = wp.tid()
-    out[i, k] = wp.uint8(io_peek(m, i, 0xFF00 + k))
