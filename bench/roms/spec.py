@@ -27,4 +27,6 @@ class RomSpec:
     # Per-step actions in the "buttons" codec (8-bit masks); None = nothing pressed.
     # Step k uses inputs[k % len(inputs)].
     inputs: tuple[int, ...] | None = None
-    tags: tuple[str, ...] = field(default_factory=tuple)  # "cpu", "timer", "ppu", "mbc", "demo", ...
+    tags: tuple[str, ...] = field(
+        default_factory=tuple
+    )  # "cpu", "timer", "ppu", "mbc", "demo", ...
