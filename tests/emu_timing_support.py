@@ -1,7 +1,7 @@
 """Lockstep helpers for the timing tests: PyBoy and our step kernel on the same ROM.
 
 Both sides start from the post-boot point (PC=0x0100): PyBoy from the oracle's
-snapshot (``post_boot_state``), ours from power-on through ``boot_kernel``. Then
+snapshot (``post_boot_state``), ours from power-on through the boot ROM. Then
 both run the same steps (button masks pressed at each step's start, released
 ``release_after`` frames later) and are compared after every step: registers,
 the cycle counter, every RAM region and the IO page as the CPU reads them, and
@@ -35,7 +35,7 @@ REGS = ("pc", "sp", "a", "f", "b", "c", "d", "e", "h", "l", "ime", "halted", "cy
 def warp_boot(rom: bytes, num_envs: int = 1):
     """A Machine at the post-boot point, on the CPU device."""
     from gbxcule.kernels.reset import power_on
-    from gbxcule.kernels.step import BOOT_MAX_FRAMES, boot_kernel
+    from gbxcule.kernels.step import BOOT_MAX_FRAMES, POST_BOOT_PC, step_kernel
 
     _, cart = cart_config(rom)
     m = allocate_machine(
@@ -46,7 +46,15 @@ def warp_boot(rom: bytes, num_envs: int = 1):
         device="cpu",
     )
     wp.launch(power_on, dim=num_envs, inputs=[m], device="cpu")
-    wp.launch(boot_kernel, dim=num_envs, inputs=[m, BOOT_MAX_FRAMES], device="cpu")
+    no_buttons = wp.zeros(num_envs, dtype=wp.int32, device="cpu")
+    wp.launch(
+        step_kernel,
+        dim=num_envs,
+        inputs=[m, no_buttons, BOOT_MAX_FRAMES, 1, 0, POST_BOOT_PC],
+        device="cpu",
+    )
+    if np.any(m.pc.numpy() != POST_BOOT_PC) or np.any(m.boot_on.numpy() != 0):
+        raise AssertionError("the boot ROM did not hand over to 0x0100")
     return m
 
 
@@ -57,7 +65,7 @@ def warp_step(m, masks, frames: int, release_after: int, render: int = 1) -> Non
     wp.launch(
         step_kernel,
         dim=len(masks),
-        inputs=[m, buttons, frames, release_after, render],
+        inputs=[m, buttons, frames, release_after, render, -1],
         device="cpu",
     )
 

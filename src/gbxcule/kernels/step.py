@@ -17,7 +17,8 @@ The step's buttons are pressed at the start of its first frame and released
 ``release_after`` frames later (``kernels/joypad.py``); the renderer (line
 latches) runs on the step's last frame only, as ``PyBoy.tick(n, render)`` does.
 Envs with ``m.locked[i] != 0`` (an illegal opcode, where PyBoy would hang) are
-skipped.
+skipped. The same kernel runs the boot ROM at reset (``stop_pc``, see
+``step_kernel``).
 """
 
 from __future__ import annotations
@@ -101,8 +102,17 @@ def step_kernel(
     frames: int,
     release_after: int,
     render: int,
+    stop_pc: int,
 ):
-    """Run ``frames`` frames per env; ``buttons[i]`` is the step's button mask (0 = none)."""
+    """Run ``frames`` frames per env; ``buttons[i]`` is the step's button mask (0 = none).
+
+    ``stop_pc`` = -1 for a normal step. The reset passes ``POST_BOOT_PC`` (with no
+    buttons, ``BOOT_MAX_FRAMES`` frames, render off) to run the boot ROM from power-on
+    to where the oracle's reset snapshot is taken: PyBoy stops at a breakpoint on
+    0x0100 after finishing that slice's unit syncs. The host then checks that every
+    env has PC = 0x0100 with the boot ROM unmapped. (One kernel for both, so the
+    CPU is compiled once.)
+    """
     i = wp.tid()
     if m.locked[i] != 0:
         return
@@ -114,25 +124,8 @@ def step_kernel(
         m.lcd_render[i] = 0
         if render != 0 and f == frames - 1:
             m.lcd_render[i] = 1
-        run_frame(m, i, -1)
+        if run_frame(m, i, stop_pc) != 0:
+            return
         joypad_frame_end(m, i)
         if m.locked[i] != 0:
             return
-
-
-@wp.kernel
-def boot_kernel(m: Machine, max_frames: int):
-    """From power-on, run the boot ROM (renderer off) until the CPU is about to fetch 0x0100.
-
-    Mirrors the oracle's reset snapshot: PyBoy stops at a breakpoint on 0x0100
-    after finishing that slice's unit syncs. Envs that do not get there within
-    ``max_frames`` frames are locked with code 0x1FF.
-    """
-    i = wp.tid()
-    m.lcd_render[i] = 0
-    for _f in range(max_frames):
-        if m.locked[i] == 0:
-            if run_frame(m, i, POST_BOOT_PC) != 0:
-                return
-    if m.locked[i] == 0:
-        m.locked[i] = 0x1FF
