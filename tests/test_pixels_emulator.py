@@ -34,7 +34,7 @@ FRAMES_PER_STEP = 2
 
 def step_warp(backend, buttons: np.ndarray) -> None:
     masks = wp.array(buttons.astype(np.int32), dtype=wp.int32, device="cpu")
-    args = [backend.machine, masks, backend.frames_per_step, backend.release_after_frames, 1]
+    args = [backend.machine, masks, backend.frames_per_step, backend.release_after_frames, 1, -1]
     wp.launch(step_kernel, dim=backend.num_envs, inputs=args, device="cpu")
     backend.render_pixels_after_step()
 
