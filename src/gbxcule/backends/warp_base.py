@@ -1,0 +1,182 @@
+"""Host side of the Warp emulator state: cartridge constants and the ``Machine`` allocator.
+
+``allocate_machine`` walks the ``Machine`` struct, so a field added to
+kernels/state.py needs no change here when it is a 1-D per-env array; a per-env
+array with more dimensions needs its trailing shape in ``TRAILING_SHAPES``.
+Shared arrays (the ROM, the boot ROM) are passed in; scalar fields come from
+the cartridge constants (missing scalars are 0).
+
+``mem`` can be laid out env-major (``[N, row]``, one contiguous row per env) or
+interleaved (storage ``[row, N]`` viewed as ``[N, row]`` with swapped strides, so
+lanes touching the same address sit next to each other); kernels index it the
+same way either way.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import warp as wp
+
+from gbxcule.core.cartridge import RAM_BANK_SIZE, CartridgeError, CartridgeHeader
+from gbxcule.core.memory_layout import row_bytes
+
+MEM_LAYOUTS = ("env_major", "interleaved")
+SHARED_FIELDS = ("rom", "boot")
+LOGO_RANGE = (0x0104, 0x0134)
+MBC_KIND = {"none": 0, "mbc1": 1, "mbc2": 2, "mbc3": 3, "mbc5": 5}  # = kernels/mbc.py MBC_*
+MBC2_RAM_BYTES = 512
+
+
+def _const(module: str, name: str) -> int:
+    return int(getattr(importlib.import_module(module), name))
+
+
+# Trailing shape (after the env axis) of every per-env array with more than one dimension.
+TRAILING_SHAPES: dict[str, Callable[[], tuple[int, ...]]] = {
+    "rtc": lambda: (_const("gbxcule.kernels.rtc", "RTC_FIELDS"),),
+    "serial_buf": lambda: (_const("gbxcule.kernels.serial", "SERIAL_CAP"),),
+    "joy_rel_mask": lambda: (_const("gbxcule.kernels.joypad", "JOY_QUEUE"),),
+    "joy_rel_wait": lambda: (_const("gbxcule.kernels.joypad", "JOY_QUEUE"),),
+    "line_latch": lambda: (
+        _const("gbxcule.core.pixels", "SCREEN_H"),
+        _const("gbxcule.core.pixels", "LATCH_FIELDS"),
+    ),
+    "frame_video": lambda: (_const("gbxcule.core.pixels", "FRAME_VIDEO_BYTES"),),
+}
+
+
+class UnsupportedCartridgeError(CartridgeError):
+    """The ROM is valid but uses hardware the Warp emulator does not implement."""
+
+
+@dataclass(frozen=True)
+class CartConfig:
+    """What the kernels need to know about the cartridge (Machine's scalar fields)."""
+
+    mbc_kind: int
+    rom_banks: int
+    ram_banks: int  # 8 KiB banks backed per env (PyBoy's external_ram_count)
+    cart_ram_bytes: int  # bytes of cart RAM in each env's mem row
+    has_rtc: int
+    mbc1_multicart: int
+    mbc30: int
+
+    def scalars(self) -> dict[str, int]:
+        return {
+            "mbc_kind": self.mbc_kind,
+            "rom_banks": self.rom_banks,
+            "ram_banks": self.ram_banks,
+            "has_rtc": self.has_rtc,
+            "mbc1_multicart": self.mbc1_multicart,
+            "mbc30": self.mbc30,
+        }
+
+
+def cart_config(rom: bytes) -> tuple[CartridgeHeader, CartConfig]:
+    """Validate ``rom`` and derive the kernel constants; raises ``CartridgeError`` subclasses."""
+    header = CartridgeHeader.parse(rom)
+    if header.mbc not in MBC_KIND:
+        raise UnsupportedCartridgeError(
+            f"cartridge type ${header.cart_type:02X} ({header.cart_type_name}) is not supported; "
+            f"supported mappers: {', '.join(sorted(MBC_KIND))}"
+        )
+    kind = MBC_KIND[header.mbc]
+    # PyBoy backs every cart with at least one 8 KiB RAM bank (its table maps "no RAM" to 1).
+    ram_banks = max(1, header.ram_banks)
+    if kind == MBC_KIND["none"]:
+        ram_bytes = 0
+    elif kind == MBC_KIND["mbc2"]:
+        ram_bytes = MBC2_RAM_BYTES
+    else:
+        ram_bytes = ram_banks * RAM_BANK_SIZE
+    multicart = 0
+    if kind == MBC_KIND["mbc1"] and header.rom_banks == 64:
+        logo = rom[LOGO_RANGE[0] : LOGO_RANGE[1]]
+        banks = range(1, header.rom_banks)
+        multicart = int(
+            all(rom[k * 0x4000 + LOGO_RANGE[0] : k * 0x4000 + LOGO_RANGE[1]] == logo for k in banks)
+        )
+    mbc30 = int(kind == MBC_KIND["mbc3"] and (ram_banks > 4 or header.rom_banks > 128))
+    return header, CartConfig(
+        mbc_kind=kind,
+        rom_banks=header.rom_banks,
+        ram_banks=ram_banks,
+        cart_ram_bytes=ram_bytes,
+        has_rtc=int(header.has_timer),
+        mbc1_multicart=multicart,
+        mbc30=mbc30,
+    )
+
+
+def allocate_machine(
+    num_envs: int,
+    *,
+    rom: np.ndarray,
+    boot: np.ndarray,
+    cart: CartConfig,
+    device: str,
+    mem_layout: str = "env_major",
+):
+    """A ``Machine`` with every per-env array zeroed, ``rom``/``boot`` shared by all envs."""
+    from gbxcule.kernels.state import Machine
+
+    if num_envs < 1:
+        raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+    if mem_layout not in MEM_LAYOUTS:
+        raise ValueError(f"mem_layout must be one of {MEM_LAYOUTS}, got {mem_layout!r}")
+    m = Machine()
+    scalars = cart.scalars()
+    shared = {"rom": rom, "boot": boot}
+    for name, var in Machine.vars.items():
+        vtype = var.type
+        if name in SHARED_FIELDS:
+            setattr(m, name, wp.array(shared[name], dtype=vtype.dtype, device=device))
+        elif not hasattr(vtype, "ndim"):
+            setattr(m, name, scalars.get(name, 0))
+        elif name == "mem":
+            cols = row_bytes(cart.cart_ram_bytes)
+            if mem_layout == "env_major":
+                m.mem = wp.zeros((num_envs, cols), dtype=vtype.dtype, device=device)
+            else:
+                m.mem = wp.zeros((cols, num_envs), dtype=vtype.dtype, device=device).transpose()
+        elif vtype.ndim == 1:
+            setattr(m, name, wp.zeros(num_envs, dtype=vtype.dtype, device=device))
+        else:
+            if name not in TRAILING_SHAPES:
+                raise KeyError(
+                    f"Machine.{name} is a {vtype.ndim}-D per-env array; add its trailing shape "
+                    "to TRAILING_SHAPES in gbxcule/backends/warp_base.py"
+                )
+            shape = (num_envs, *TRAILING_SHAPES[name]())
+            setattr(m, name, wp.zeros(shape, dtype=vtype.dtype, device=device))
+    return m
+
+
+def per_env_arrays(m) -> list[tuple[str, wp.array]]:
+    """Every per-env array field of ``m`` (env axis first), shared ones excluded."""
+    from gbxcule.kernels.state import Machine
+
+    out = []
+    for name, var in Machine.vars.items():
+        if name in SHARED_FIELDS or not hasattr(var.type, "ndim"):
+            continue
+        out.append((name, getattr(m, name)))
+    return out
+
+
+def slice_machine(m, lo: int, hi: int):
+    """A ``Machine`` viewing envs ``[lo, hi)`` of ``m`` (no copy): env ``lo`` becomes index 0."""
+    from gbxcule.kernels.state import Machine
+
+    view = Machine()
+    for name, var in Machine.vars.items():
+        value = getattr(m, name)
+        if name in SHARED_FIELDS or not hasattr(var.type, "ndim"):
+            setattr(view, name, value)
+        else:
+            setattr(view, name, value[lo:hi])
+    return view

@@ -1,0 +1,210 @@
+"""Warp backends: N Game Boys per launch, on the CPU device or on CUDA.
+
+``WarpVecCpuBackend`` splits the envs into contiguous slices, one per worker
+thread, and launches each slice's kernel from its own thread (Warp's CPU
+launches run on the calling thread and release the GIL). ``WarpVecCudaBackend``
+launches all envs at once on a CUDA device.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from gbxcule.asm.bootrom import boot_rom_bytes
+from gbxcule.backends.pixels import PixelBackendMixin, PixelBuffers
+from gbxcule.backends.protocol import CPU_STATE_KEYS
+from gbxcule.backends.pyboy_backend import check_env, check_range, check_step_config, read_rom
+from gbxcule.backends.warp_base import allocate_machine, cart_config, per_env_arrays, slice_machine
+from gbxcule.core.actions import get_codec, validate_actions
+
+POST_BOOT_PC = 0x0100
+BOOT_INSTRUCTION_LIMIT = 1_000_000
+
+
+def peek_memory(m: Any, env: int, lo: int, hi: int) -> np.ndarray:
+    """Bytes ``[lo, hi)`` of ``env`` read through the bus (PyBoy ``memory[lo:hi]`` semantics)."""
+    from gbxcule.kernels.debug_access import peek
+
+    check_range(lo, hi)
+    out = wp.zeros(hi - lo, dtype=wp.uint8, device=m.mem.device)
+    if hi > lo:
+        wp.launch(peek, dim=1, inputs=[m, env, lo, out], device=m.mem.device)
+    return out.numpy()
+
+
+def poke_memory(m: Any, env: int, addr: int, data: bytes | np.ndarray | int) -> None:
+    """Write bytes from ``addr`` through the bus (PyBoy ``memory[addr] = v`` semantics)."""
+    from gbxcule.kernels.debug_access import poke
+
+    if isinstance(data, (int, np.integer)):
+        values = np.array([int(data)], dtype=np.int64)
+    elif isinstance(data, np.ndarray):
+        if not np.issubdtype(data.dtype, np.integer):
+            raise TypeError(f"write_memory needs integer data, got dtype {data.dtype}")
+        values = data.astype(np.int64).ravel()
+    else:
+        values = np.frombuffer(bytes(data), dtype=np.uint8).astype(np.int64)
+    check_range(addr, addr + len(values))
+    if np.any((values < 0) | (values > 0xFF)):
+        raise ValueError("write_memory values must be bytes 0..255")
+    if len(values):
+        arr = wp.array(values.astype(np.uint8), dtype=wp.uint8, device=m.mem.device)
+        wp.launch(poke, dim=1, inputs=[m, env, addr, arr], device=m.mem.device)
+
+
+class WarpVecBase(PixelBackendMixin):
+    """Shared shell: ROM validation, state allocation, reset, host access to one env."""
+
+    name = "warp"
+
+    def __init__(
+        self,
+        rom_path: str | Path,
+        *,
+        num_envs: int = 1,
+        frames_per_step: int = 24,
+        release_after_frames: int = 8,
+        action_codec: str = "pokemonred_puffer_v1",
+        render_pixels: bool = False,
+        render_pixels_packed: bool = False,
+        state_path: str | Path | None = None,
+        device: str = "cpu",
+        mem_layout: str = "env_major",
+    ) -> None:
+        check_step_config(num_envs, frames_per_step, release_after_frames)
+        if state_path is not None:
+            raise NotImplementedError("state_path: loading save states is not implemented yet")
+        self.codec = get_codec(action_codec)
+        self.rom_path = Path(rom_path)
+        self._rom = read_rom(rom_path)
+        self.header, self.cart = cart_config(self._rom)
+        self.num_envs = num_envs
+        self.frames_per_step = frames_per_step
+        self.release_after_frames = release_after_frames
+        self.device = device
+        self.mem_layout = mem_layout
+        self.machine = allocate_machine(
+            num_envs,
+            rom=np.frombuffer(self._rom, dtype=np.uint8),
+            boot=np.frombuffer(boot_rom_bytes(), dtype=np.uint8),
+            cart=self.cart,
+            device=device,
+            mem_layout=mem_layout,
+        )
+        self.pixels = PixelBuffers(
+            num_envs,
+            device,
+            render_pixels=render_pixels,
+            render_pixels_packed=render_pixels_packed,
+        )
+        self._slices = self._make_slices()
+        self.reset()
+
+    # ---- launching ------------------------------------------------------------
+    def _make_slices(self) -> list[tuple[Any, int]]:
+        """(Machine view, env count) per launch; the CPU backend overrides this."""
+        return [(self.machine, self.num_envs)]
+
+    def _launch_all(self, kernel: Any, *args: Any) -> None:
+        for view, count in self._slices:
+            wp.launch(kernel, dim=count, inputs=[view, *args], device=self.device)
+
+    # ---- protocol -------------------------------------------------------------
+    def reset(self, seed: int | None = None) -> None:
+        """Every env to power-on, then through the boot ROM to PC=0x0100 (``seed`` unused)."""
+        from gbxcule.kernels.reset import power_on
+        from gbxcule.kernels.run_cpu import run_instructions
+
+        for _, arr in per_env_arrays(self.machine):
+            arr.zero_()
+        self._launch_all(power_on)
+        self._launch_all(run_instructions, BOOT_INSTRUCTION_LIMIT, POST_BOOT_PC)
+        wp.synchronize_device(self.device)
+        pcs = self.machine.pc.numpy()
+        if np.any(pcs != POST_BOOT_PC):
+            bad = int(np.argmax(pcs != POST_BOOT_PC))
+            raise RuntimeError(f"env {bad}: the boot ROM did not reach 0x0100 (PC={pcs[bad]:#06x})")
+
+    def step(self, actions: Any) -> None:
+        validate_actions(actions, self.num_envs, self.codec)
+        raise NotImplementedError("step: waiting for the frame loop in kernels/step.py")
+        # last line of step(): self.render_pixels_after_step()  (backends/pixels.py)
+
+    def get_cpu_state(self, env: int) -> dict[str, int]:
+        env = check_env(env, self.num_envs)
+        return {key: int(getattr(self.machine, key).numpy()[env]) for key in CPU_STATE_KEYS}
+
+    def read_memory(self, env: int, lo: int, hi: int) -> np.ndarray:
+        return peek_memory(self.machine, check_env(env, self.num_envs), lo, hi)
+
+    def write_memory(self, env: int, addr: int, data: bytes | np.ndarray | int) -> None:
+        poke_memory(self.machine, check_env(env, self.num_envs), addr, data)
+
+    def serial_output(self, env: int) -> bytes:
+        raise NotImplementedError("serial_output: waiting for kernels/serial.py's buffer")
+
+    def close(self) -> None:
+        self._slices = []
+
+    def __enter__(self) -> WarpVecBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class WarpVecCpuBackend(WarpVecBase):
+    """All envs on the CPU device, one contiguous slice per worker thread."""
+
+    name = "warp-cpu"
+
+    def __init__(self, rom_path: str | Path, *, threads: int | None = None, **kwargs: Any) -> None:
+        self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
+        self._pool: ThreadPoolExecutor | None = None
+        super().__init__(rom_path, device="cpu", **kwargs)
+
+    def _make_slices(self) -> list[tuple[Any, int]]:
+        n = self.num_envs
+        parts = min(self.threads, n)
+        bounds = [n * k // parts for k in range(parts + 1)]
+        if parts > 1:
+            self._pool = ThreadPoolExecutor(max_workers=parts, thread_name_prefix="warp-cpu")
+        return [
+            (slice_machine(self.machine, lo, hi), hi - lo)
+            for lo, hi in zip(bounds[:-1], bounds[1:])
+        ]
+
+    def _launch_all(self, kernel: Any, *args: Any) -> None:
+        if self._pool is None:
+            super()._launch_all(kernel, *args)
+            return
+        futures = [
+            self._pool.submit(wp.launch, kernel, dim=count, inputs=[view, *args], device="cpu")
+            for view, count in self._slices
+        ]
+        for fut in futures:
+            fut.result()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        super().close()
+
+
+class WarpVecCudaBackend(WarpVecBase):
+    """All envs in one launch on a CUDA device."""
+
+    name = "warp-cuda"
+
+    def __init__(self, rom_path: str | Path, *, device: str = "cuda:0", **kwargs: Any) -> None:
+        wp.init()
+        if not wp.is_cuda_available():
+            raise RuntimeError("WarpVecCudaBackend needs a CUDA device; none is visible to Warp")
+        super().__init__(rom_path, device=device, **kwargs)

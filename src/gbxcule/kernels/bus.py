@@ -1,0 +1,90 @@
+"""The CPU's bus: every address, dispatching the IO page to kernels/io.py.
+
+``bus_read`` / ``bus_write`` are PyBoy's ``Motherboard.getitem`` / ``setitem``.
+The caller sets ``m.cycles[i]`` to the cycle count PyBoy has at the access;
+``bus_read_at`` / ``bus_write_at`` also carry PyBoy's ``memory_access_offset``.
+``bus_write`` returns 1 where PyBoy sets ``cpu.bail`` (the run loop then ends
+its slice): mapper writes, IO writes to FF00-FF4B except LY, a boot-ROM unmap
+and IE writes.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.core.memory_layout import HRAM_OFF, IE_OFF, UNUSABLE_OFF
+from gbxcule.kernels.io import dma_catch_up, io_read, io_write, oam_read, oam_write
+from gbxcule.kernels.memmap import mem_read, mem_write
+from gbxcule.kernels.state import Machine
+
+wp.set_module_options({"enable_backward": False})
+
+HRAM_BASE = wp.constant(HRAM_OFF)
+IE_BASE = wp.constant(IE_OFF)
+UNUSABLE_BASE = wp.constant(UNUSABLE_OFF)
+
+
+@wp.func
+def bus_read(m: Machine, i: int, addr: int) -> int:
+    if addr < 0xFE00:
+        return mem_read(m, i, addr)
+    if addr < 0xFEA0:
+        return oam_read(m, i, addr)
+    if addr < 0xFF00:
+        return int(m.mem[i, UNUSABLE_BASE + addr - 0xFEA0])
+    dma_catch_up(m, i)
+    if addr < 0xFF80:
+        return io_read(m, i, addr)
+    if addr < 0xFFFF:
+        return int(m.mem[i, HRAM_BASE + addr - 0xFF80])
+    return int(m.mem[i, IE_BASE])
+
+
+@wp.func
+def bus_write(m: Machine, i: int, addr: int, value: int) -> int:
+    v = value & 0xFF
+    if addr < 0xFE00:
+        return mem_write(m, i, addr, v)
+    if addr < 0xFEA0:
+        oam_write(m, i, addr, v)
+        return 0
+    if addr < 0xFF00:
+        m.mem[i, UNUSABLE_BASE + addr - 0xFEA0] = wp.uint8(v)
+        return 0
+    dma_catch_up(m, i)
+    if addr == 0xFF50:
+        if m.boot_on[i] != 0 and (v == 0x01 or v == 0x11):
+            m.boot_on[i] = 0
+            return 1
+        return 0
+    if addr < 0xFF80:
+        io_write(m, i, addr, v)
+        if addr < 0xFF4C and addr != 0xFF44:
+            return 1
+        return 0
+    if addr < 0xFFFF:
+        m.mem[i, HRAM_BASE + addr - 0xFF80] = wp.uint8(v)
+        return 0
+    m.mem[i, IE_BASE] = wp.uint8(v)
+    return 1
+
+
+@wp.func
+def bus_read_at(m: Machine, i: int, addr: int, offset: int) -> int:
+    """``bus_read`` with PyBoy's ``memory_access_offset`` = ``offset`` for this access."""
+    if offset != 0:
+        m.access_offset[i] = offset
+    v = bus_read(m, i, addr)
+    if offset != 0:
+        m.access_offset[i] = 0
+    return v
+
+
+@wp.func
+def bus_write_at(m: Machine, i: int, addr: int, value: int, offset: int) -> int:
+    if offset != 0:
+        m.access_offset[i] = offset
+    bail = bus_write(m, i, addr, value)
+    if offset != 0:
+        m.access_offset[i] = 0
+    return bail

@@ -1,0 +1,591 @@
+"""One SM83 instruction, as PyBoy 2.8.1's ``CPU.fetch_and_execute`` runs it.
+
+Decoding follows the opcode fields (x = op >> 6, y = op >> 3 & 7, z = op & 7,
+p = y >> 1, q = y & 1) so whole families share one path. An instruction runs in
+four phases: fetch, memory reads, compute, memory writes; each phase has one
+bus call site so the bus (and the IO units behind it) is inlined once.
+
+Timing: PyBoy adds an instruction's cycles at its end, except for the opcodes
+that advance ``cpu.cycles`` in steps before an access. Every access sees the
+cycle count PyBoy has at that moment (``ACCESS TIMING`` below, read from
+PyBoy's opcodes.py), plus ``memory_access_offset`` = 4 for LD (DE),A,
+LD A,(DE) and LD A,(HL), and 4/8 for the operand bytes of an instruction
+fetched outside ROM.
+
+    opcode group                          reads @ T        writes @ T   total
+    INC/DEC (HL)                          HL @0            HL @4        12
+    LD (HL),n8                            -                HL @4        12
+    POP rr                                SP,SP+1 @0,4     -            12
+    RET / RETI                            SP,SP+1 @4,8     -            16
+    RET cc (taken / not)                  SP,SP+1 @8,12    -            20 / 8
+    PUSH rr, RST n                        -                SP-1,SP-2 @8,12   16
+    CALL n16, CALL cc (taken / not)       -                SP-1,SP-2 @16,20  24 / 12
+    LDH [n8],A / LDH A,[n8]               @4 / -           - / @4       12
+    LD [n16],A / LD A,[n16]               @8 / -           - / @8       16
+    LD [n16],SP                           -                n16,n16+1 @0,0    20
+    CB op [HL] (BIT / others)             HL @4            - / HL @8    12 / 16
+    every other memory access             @0
+
+Illegal opcodes (D3 DB DD E3 E4 EB EC ED F4 FC FD) lock the env:
+``m.locked[i] = 0x100 | opcode``, nothing else changes. PyBoy instead spins
+forever on them (0xDB is its debugger breakpoint), so there is nothing to match.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.kernels.alu import (
+    FC,
+    FH,
+    alu8,
+    condition,
+    daa,
+    inc_dec8,
+    rot_shift,
+    signed8,
+    sp_offset_flags,
+    zflag,
+)
+from gbxcule.kernels.bus import bus_read_at, bus_write_at
+from gbxcule.kernels.ioregs import pending_interrupts
+from gbxcule.kernels.mbc import rom_read
+from gbxcule.kernels.state import Machine
+
+wp.set_module_options({"enable_backward": False})
+
+
+@wp.func
+def opcode_length(op: int) -> int:
+    """Bytes of base opcode ``op`` (CB counts 2), PyBoy's OPCODE_LENGTHS."""
+    x = op >> 6
+    y = (op >> 3) & 7
+    z = op & 7
+    n = wp.int32(1)
+    if x == 0:
+        if z == 0 and y == 1:
+            n = 3
+        if z == 0 and y >= 2:
+            n = 2
+        if z == 1 and (y & 1) == 0:
+            n = 3
+        if z == 6:
+            n = 2
+    if x == 3:
+        if z == 0 and y >= 4:
+            n = 2
+        if z == 2 and (y < 4 or y == 5 or y == 7):
+            n = 3
+        if z == 3 and y == 0:
+            n = 3
+        if z == 3 and y == 1:
+            n = 2
+        if z == 4 and y < 4:
+            n = 3
+        if z == 5 and y == 1:
+            n = 3
+        if z == 6:
+            n = 2
+    return n
+
+
+@wp.func
+def is_illegal(op: int) -> int:
+    x = op >> 6
+    y = (op >> 3) & 7
+    z = op & 7
+    bad = wp.int32(0)
+    if x == 3:
+        if z == 3 and y >= 2 and y <= 5:
+            bad = 1
+        if z == 4 and y >= 4:
+            bad = 1
+        if z == 5 and (y & 1) == 1 and y > 1:
+            bad = 1
+    return bad
+
+
+@wp.func
+def fetch(m: Machine, i: int, pc: int) -> wp.vec3i:
+    """Opcode and the two bytes after it, read the way PyBoy's fetch reads them."""
+    if pc + 2 < 0x8000:
+        if m.boot_on[i] != 0:
+            return wp.vec3i(rom_read(m, i, pc), rom_read(m, i, pc + 1), rom_read(m, i, pc + 2))
+        # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
+        # neighbour exactly like this.
+        base = m.rom_bank[i] * 0x4000 - 0x4000
+        if pc + 2 < 0x4000:
+            base = m.rom_bank_low[i] * 0x4000
+        k = wp.max(base + pc, 0)
+        return wp.vec3i(int(m.rom[k]), int(m.rom[k + 1]), int(m.rom[k + 2]))
+    out = wp.vec3i(0, 0, 0)
+    count = wp.int32(1)
+    k = wp.int32(0)
+    while k < count:
+        v = bus_read_at(m, i, (pc + k) & 0xFFFF, 4 * k)
+        out[k] = v
+        if k == 0:
+            count = opcode_length(v)
+        k += 1
+    return out
+
+
+@wp.func
+def reg8(idx: int, b: int, c: int, d: int, e: int, h: int, l: int, hl_byte: int, a: int) -> int:  # noqa: E741
+    v = a
+    if idx == 0:
+        v = b
+    if idx == 1:
+        v = c
+    if idx == 2:
+        v = d
+    if idx == 3:
+        v = e
+    if idx == 4:
+        v = h
+    if idx == 5:
+        v = l
+    if idx == 6:
+        v = hl_byte
+    return v
+
+
+@wp.func
+def reg16(p: int, b: int, c: int, d: int, e: int, h: int, l: int, last: int) -> int:  # noqa: E741
+    """Pair ``p``: BC, DE, HL, then ``last`` (SP or AF)."""
+    v = last
+    if p == 0:
+        v = (b << 8) | c
+    if p == 1:
+        v = (d << 8) | e
+    if p == 2:
+        v = (h << 8) | l
+    return v
+
+
+@wp.func
+def cpu_execute(m: Machine, i: int) -> int:
+    """Run the instruction at PC; returns PyBoy's ``bail`` (1: the run loop must stop)."""
+    pc = m.pc[i]
+    c0 = m.cycles[i]
+    fetched = fetch(m, i, pc)
+    op = fetched[0]
+    n1 = fetched[1]
+    n16 = n1 | (fetched[2] << 8)
+    cb = wp.where(op == 0xCB, 1, 0)
+    if cb == 0 and is_illegal(op) != 0:
+        m.locked[i] = 0x100 | op
+        return 0
+    if cb == 1:
+        op = n1
+    x = op >> 6
+    y = (op >> 3) & 7
+    z = op & 7
+    p = y >> 1
+    q = y & 1
+
+    a = m.a[i]
+    f = m.f[i]
+    b = m.b[i]
+    c = m.c[i]
+    d = m.d[i]
+    e = m.e[i]
+    h = m.h[i]
+    l = m.l[i]  # noqa: E741
+    sp = m.sp[i]
+    hl = (h << 8) | l
+    ime = m.ime[i]
+    ei_delay = m.ime_delay[i]
+    bail = wp.int32(0)
+
+    # ---- phase 1: memory reads ---------------------------------------------
+    rd_n = wp.int32(0)
+    rd_addr = wp.int32(0)
+    rd_at = wp.int32(0)
+    rd_offset = wp.int32(0)
+    if cb == 1:
+        if z == 6:
+            rd_n = 1
+            rd_addr = hl
+            rd_at = 4
+    else:
+        if x == 0:
+            if (z == 4 or z == 5) and y == 6:
+                rd_n = 1
+                rd_addr = hl
+            if z == 2 and q == 1:
+                rd_n = 1
+                rd_addr = reg16(wp.min(p, 2), b, c, d, e, h, l, 0)
+                if p == 1:
+                    rd_offset = 4
+        if x == 1 and z == 6 and y != 6:
+            rd_n = 1
+            rd_addr = hl
+            if y == 7:
+                rd_offset = 4
+        if x == 2 and z == 6:
+            rd_n = 1
+            rd_addr = hl
+        if x == 3:
+            if z == 0 and y < 4:
+                if condition(y, f) != 0:
+                    rd_n = 2
+                    rd_addr = sp
+                    rd_at = 8
+            if z == 0 and y == 6:
+                rd_n = 1
+                rd_addr = 0xFF00 | n1
+                rd_at = 4
+            if z == 1 and (q == 0 or p < 2):
+                rd_n = 2
+                rd_addr = sp
+                if q == 1:
+                    rd_at = 4
+            if z == 2 and y == 6:
+                rd_n = 1
+                rd_addr = 0xFF00 | c
+            if z == 2 and y == 7:
+                rd_n = 1
+                rd_addr = n16
+                rd_at = 8
+            if z == 1 and y == 3:  # RETI: IME on, and bail if an interrupt is waiting
+                ime = 1
+                ei_delay = 0
+                bail = wp.where(pending_interrupts(m, i) != 0, 1, 0)
+    rd = wp.vec2i(0, 0)
+    k = wp.int32(0)
+    while k < rd_n:
+        m.cycles[i] = c0 + wp.int64(rd_at + 4 * k)
+        rd[k] = bus_read_at(m, i, (rd_addr + k) & 0xFFFF, rd_offset)
+        k += 1
+    m0 = rd[0]
+    m1 = rd[1]
+
+    # ---- phase 2: compute ---------------------------------------------------
+    length = wp.int32(1)
+    cycles = wp.int32(4)
+    jump = wp.int32(-1)
+    nf = f
+    w8 = wp.int32(-1)  # register index (0-7 as in the opcode) written with v8
+    v8 = wp.int32(0)
+    w16 = wp.int32(-1)  # pair written with v16: 0 BC, 1 DE, 2 HL, 3 SP, 4 AF
+    v16 = wp.int32(0)
+    wr_n = wp.int32(0)
+    wr_addr = wp.int32(0)
+    wr_at = wp.int32(0)
+    wr_step = wp.int32(4)
+    wr_dir = wp.int32(-1)
+    wr_offset = wp.int32(0)
+    wv = wp.vec2i(0, 0)
+    src = reg8(z, b, c, d, e, h, l, m0, a)
+    if cb == 1:
+        length = 2
+        cycles = 8
+        t = src
+        if x == 0:
+            r = rot_shift(y, src, f)
+            t = r[0]
+            nf = r[1]
+        if x == 1:
+            nf = (f & FC) | FH | zflag(src & (1 << y))
+        if x == 2:
+            t = src & ~(1 << y)
+        if x == 3:
+            t = src | (1 << y)
+        if z == 6:
+            cycles = 16
+            if x == 1:
+                cycles = 12
+            else:
+                wr_n = 1
+                wr_addr = hl
+                wr_at = 8
+                wv[0] = t
+        elif x != 1:
+            w8 = z
+            v8 = t
+    else:
+        if x == 0:
+            if z == 0:
+                if y == 1:  # LD [n16],SP
+                    length = 3
+                    cycles = 20
+                    wr_n = 2
+                    wr_addr = n16
+                    wr_step = 0
+                    wr_dir = 1
+                    wv = wp.vec2i(sp & 0xFF, sp >> 8)
+                if y == 2:  # STOP: a 2-byte no-op on DMG in PyBoy
+                    length = 2
+                if y >= 3:  # JR / JR cc
+                    length = 2
+                    cycles = 8
+                    if y == 3 or condition(y - 4, f) != 0:
+                        cycles = 12
+                        jump = (pc + 2 + signed8(n1)) & 0xFFFF
+            if z == 1:
+                rr = reg16(p, b, c, d, e, h, l, sp)
+                if q == 0:  # LD rr,n16
+                    length = 3
+                    cycles = 12
+                    w16 = p
+                    v16 = n16
+                else:  # ADD HL,rr
+                    cycles = 8
+                    t16 = hl + rr
+                    nf = (f & 0x80) | wp.where((hl & 0xFFF) + (rr & 0xFFF) > 0xFFF, FH, 0)
+                    nf = nf | wp.where(t16 > 0xFFFF, FC, 0)
+                    w16 = 2
+                    v16 = t16 & 0xFFFF
+            if z == 2:  # LD [rr],A / LD A,[rr] with rr = BC, DE, HL+, HL-
+                cycles = 8
+                if q == 0:
+                    wr_n = 1
+                    wr_addr = reg16(wp.min(p, 2), b, c, d, e, h, l, 0)
+                    wv[0] = a
+                    if p == 1:
+                        wr_offset = 4
+                else:
+                    w8 = 7
+                    v8 = m0
+                if p >= 2:
+                    w16 = 2
+                    v16 = (hl + 5 - 2 * p) & 0xFFFF
+            if z == 3:  # INC rr / DEC rr
+                cycles = 8
+                w16 = p
+                v16 = (reg16(p, b, c, d, e, h, l, sp) + 1 - 2 * q) & 0xFFFF
+            if z == 4 or z == 5:  # INC r / DEC r
+                r = inc_dec8(reg8(y, b, c, d, e, h, l, m0, a), z - 4, f)
+                nf = r[1]
+                if y == 6:
+                    cycles = 12
+                    wr_n = 1
+                    wr_addr = hl
+                    wr_at = 4
+                    wv[0] = r[0]
+                else:
+                    w8 = y
+                    v8 = r[0]
+            if z == 6:  # LD r,n8
+                length = 2
+                cycles = 8
+                if y == 6:
+                    cycles = 12
+                    wr_n = 1
+                    wr_addr = hl
+                    wr_at = 4
+                    wv[0] = n1
+                else:
+                    w8 = y
+                    v8 = n1
+            if z == 7:  # accumulator ops
+                w8 = 7
+                v8 = a
+                if y < 4:  # RLCA RRCA RLA RRA: as the CB ops, Z always clear
+                    r = rot_shift(y, a, f)
+                    v8 = r[0]
+                    nf = r[1] & FC
+                if y == 4:
+                    r = daa(a, f)
+                    v8 = r[0]
+                    nf = r[1]
+                if y == 5:  # CPL
+                    v8 = (~a) & 0xFF
+                    nf = (f & 0x90) | 0x60
+                if y == 6:  # SCF
+                    nf = (f & 0x80) | FC
+                if y == 7:  # CCF
+                    nf = (f & 0x80) | ((f & FC) ^ FC)
+        if x == 1:
+            if y == 6 and z == 6:  # HALT: PC stays; the run loop steps over it on wake-up
+                length = 0
+                m.halted[i] = 1
+                m.halt_ei[i] = wp.where(ei_delay == 1, 1, 0)
+                bail = 1
+            elif y == 6:
+                cycles = 8
+                wr_n = 1
+                wr_addr = hl
+                wv[0] = src
+            else:
+                w8 = y
+                v8 = src
+                if z == 6:
+                    cycles = 8
+        if x == 2 or (x == 3 and z == 6):  # ALU A,r / ALU A,n8
+            operand = src
+            if x == 3:
+                operand = n1
+                length = 2
+                cycles = 8
+            elif z == 6:
+                cycles = 8
+            r = alu8(y, a, operand, f)
+            w8 = 7
+            v8 = r[0]
+            nf = r[1]
+        if x == 3:
+            if z == 0:
+                if y < 4:  # RET cc
+                    cycles = 8
+                    if rd_n == 2:
+                        cycles = 20
+                        jump = m0 | (m1 << 8)
+                        w16 = 3
+                        v16 = (sp + 2) & 0xFFFF
+                if y == 4:  # LDH [n8],A
+                    length = 2
+                    cycles = 12
+                    wr_n = 1
+                    wr_addr = 0xFF00 | n1
+                    wr_at = 4
+                    wv[0] = a
+                if y == 5 or y == 7:  # ADD SP,e8 / LD HL,SP+e8
+                    length = 2
+                    nf = sp_offset_flags(sp, n1)
+                    v16 = (sp + signed8(n1)) & 0xFFFF
+                    cycles = 16
+                    w16 = 3
+                    if y == 7:
+                        cycles = 12
+                        w16 = 2
+                if y == 6:  # LDH A,[n8]
+                    length = 2
+                    cycles = 12
+                    w8 = 7
+                    v8 = m0
+            if z == 1:
+                if q == 0:  # POP rr (AF: low nibble of F reads as 0)
+                    cycles = 12
+                    w16 = wp.where(p == 3, 4, p)
+                    v16 = m0 | (m1 << 8)
+                if q == 1 and p < 2:  # RET / RETI
+                    cycles = 16
+                    jump = m0 | (m1 << 8)
+                if q == 0 or p < 2:
+                    sp = (sp + 2) & 0xFFFF
+                if y == 5:  # JP HL
+                    jump = hl
+                if y == 7:  # LD SP,HL
+                    cycles = 8
+                    sp = hl
+            if z == 2:
+                cycles = 8
+                if y < 4:  # JP cc,n16
+                    length = 3
+                    cycles = 12
+                    if condition(y, f) != 0:
+                        cycles = 16
+                        jump = n16
+                if y == 4 or y == 5:  # LD [C],A / LD [n16],A
+                    wr_n = 1
+                    wr_addr = 0xFF00 | c
+                    wv[0] = a
+                if y == 5:
+                    length = 3
+                    cycles = 16
+                    wr_addr = n16
+                    wr_at = 8
+                if y == 6 or y == 7:  # LD A,[C] / LD A,[n16]
+                    w8 = 7
+                    v8 = m0
+                if y == 7:
+                    length = 3
+                    cycles = 16
+            if z == 3:
+                if y == 0:  # JP n16
+                    cycles = 16
+                    jump = n16
+                if y == 6:  # DI
+                    ime = 0
+                    ei_delay = 0
+                if y == 7 and ei_delay == 0:  # EI
+                    ei_delay = 2
+            call = wp.int32(0)
+            if z == 4:  # CALL cc,n16
+                length = 3
+                cycles = 12
+                call = condition(y, f)
+            if z == 5 and q == 1:  # CALL n16
+                length = 3
+                call = 1
+            if z == 5 and q == 0:  # PUSH rr
+                cycles = 16
+                pair = reg16(p, b, c, d, e, h, l, (a << 8) | f)
+                wv = wp.vec2i(pair >> 8, pair & 0xFF)
+                wr_at = 8
+            if z == 7:  # RST
+                cycles = 16
+                jump = y * 8
+                wv = wp.vec2i((pc + 1) >> 8, (pc + 1) & 0xFF)
+                wr_at = 8
+            if call != 0:
+                cycles = 24
+                jump = n16
+                wv = wp.vec2i(((pc + 3) & 0xFFFF) >> 8, (pc + 3) & 0xFF)
+                wr_at = 16
+            if call != 0 or (z == 5 and q == 0) or z == 7:
+                wr_n = 2
+                wr_addr = (sp - 1) & 0xFFFF
+                sp = (sp - 2) & 0xFFFF
+
+    # ---- phase 3: memory writes ---------------------------------------------
+    k = wp.int32(0)
+    while k < wr_n:
+        m.cycles[i] = c0 + wp.int64(wr_at + wr_step * k)
+        addr = (wr_addr + wr_dir * k) & 0xFFFF
+        bail = bail | bus_write_at(m, i, addr, wv[k], wr_offset)
+        k += 1
+
+    # ---- phase 4: write back ------------------------------------------------
+    if w8 == 0:
+        b = v8
+    if w8 == 1:
+        c = v8
+    if w8 == 2:
+        d = v8
+    if w8 == 3:
+        e = v8
+    if w8 == 4:
+        h = v8
+    if w8 == 5:
+        l = v8  # noqa: E741
+    if w8 == 7:
+        a = v8
+    if w16 == 0:
+        b = v16 >> 8
+        c = v16 & 0xFF
+    if w16 == 1:
+        d = v16 >> 8
+        e = v16 & 0xFF
+    if w16 == 2:
+        h = v16 >> 8
+        l = v16 & 0xFF  # noqa: E741
+    if w16 == 3:
+        sp = v16
+    if w16 == 4:
+        a = v16 >> 8
+        nf = v16 & 0xF0
+    if jump < 0:
+        jump = (pc + length) & 0xFFFF
+    m.pc[i] = jump
+    m.sp[i] = sp
+    m.a[i] = a
+    m.f[i] = nf
+    m.b[i] = b
+    m.c[i] = c
+    m.d[i] = d
+    m.e[i] = e
+    m.h[i] = h
+    m.l[i] = l
+    m.cycles[i] = c0 + wp.int64(cycles)
+    # PyBoy's EI countdown at the end of fetch_and_execute
+    if ei_delay > 0:
+        ei_delay = ei_delay - 1
+        if ei_delay == 0:
+            ime = 1
+            bail = wp.where(pending_interrupts(m, i) != 0, 1, 0)
+    m.ime[i] = ime
+    m.ime_delay[i] = ei_delay
+    return bail

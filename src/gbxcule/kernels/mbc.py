@@ -1,0 +1,194 @@
+"""Cartridge mappers as PyBoy 2.8.1 implements them: ROM banking, cart RAM, MBC3 clock.
+
+The ROM is one shared copy (``Machine.rom``, flat, bank ``k`` at ``k * 0x4000``);
+cart RAM lives in each env's ``mem`` row at ``CART_RAM_OFF``. PyBoy quirks we
+reproduce on purpose:
+
+* every MBC1/3/5 cart has at least one 8 KiB RAM bank, even when the header
+  says none (PyBoy's external RAM table maps code 0 to one bank);
+* ROM-only carts accept bank writes at 0x2000-0x3FFF: 0 -> 1, then ``& 1``, so
+  an even value maps bank 0 at 0x4000;
+* MBC2 RAM stores and returns ``value | 0xF0``;
+* MBC3 register select $08-$0C picks a clock register even on carts without a
+  clock, which then read $00.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.core.memory_layout import CART_RAM_OFF
+from gbxcule.kernels.rtc import rtc_command, rtc_read, rtc_tick, rtc_write
+from gbxcule.kernels.state import Machine
+
+wp.set_module_options({"enable_backward": False})
+
+MBC_NONE = wp.constant(0)
+MBC1 = wp.constant(1)
+MBC2 = wp.constant(2)
+MBC3 = wp.constant(3)
+MBC5 = wp.constant(5)
+MBC_KIND_BY_NAME = {"none": 0, "mbc1": 1, "mbc2": 2, "mbc3": 3, "mbc5": 5}
+
+CART_RAM_BASE = wp.constant(CART_RAM_OFF)
+MBC2_RAM_CELLS = 512
+
+
+@wp.func
+def rom_read(m: Machine, i: int, addr: int) -> int:
+    """0x0000-0x7FFF as the CPU sees it: boot ROM overlay, then the mapped banks."""
+    if addr < 0x4000:
+        if addr < 0x100 and m.boot_on[i] != 0:
+            return int(m.boot[addr])
+        return int(m.rom[m.rom_bank_low[i] * 0x4000 + addr])
+    return int(m.rom[m.rom_bank[i] * 0x4000 + addr - 0x4000])
+
+
+@wp.func
+def rtc_selected(m: Machine, i: int) -> int:
+    sel = m.ram_bank[i]
+    if m.has_rtc != 0 and sel >= 0x08 and sel <= 0x0C:
+        return 1
+    return 0
+
+
+@wp.func
+def mbc1_update_banks(m: Machine, i: int):
+    reg1 = m.mbc_reg1[i]
+    reg2 = m.mbc_reg2[i]
+    low = wp.int32(0)
+    if m.mbc_mode[i] == 1:
+        shift = 5
+        if m.mbc1_multicart != 0:
+            shift = 4
+        low = (reg2 << shift) % m.rom_banks
+    m.rom_bank_low[i] = low
+    if m.mbc1_multicart != 0:
+        sel = (reg2 << 4) | (reg1 & 0x0F)
+        if (reg1 & 0x0F) == 0 and (reg1 & 0x10) == 0:
+            sel = sel | 1
+        m.rom_bank[i] = sel % m.rom_banks
+    else:
+        m.rom_bank[i] = ((reg2 << 5) | reg1) % m.rom_banks
+
+
+@wp.func
+def mbc_write(m: Machine, i: int, addr: int, value: int):
+    """A CPU write to 0x0000-0x7FFF: mapper registers."""
+    kind = m.mbc_kind
+    if kind == MBC_NONE:
+        if addr >= 0x2000 and addr < 0x4000:
+            v = value
+            if v == 0:
+                v = 1
+            m.rom_bank[i] = v & 1
+    if kind == MBC1:
+        if addr < 0x2000:
+            m.ram_enabled[i] = wp.where((value & 0x0F) == 0x0A, 1, 0)
+        elif addr < 0x4000:
+            v = value & 0x1F
+            if v == 0:
+                v = 1
+            m.mbc_reg1[i] = v
+        elif addr < 0x6000:
+            m.mbc_reg2[i] = value & 0x03
+        else:
+            m.mbc_mode[i] = value & 0x01
+        mbc1_update_banks(m, i)
+    if kind == MBC2:
+        if addr < 0x4000:
+            v = value & 0x0F
+            if (addr & 0x100) == 0:
+                m.ram_enabled[i] = wp.where(v == 0x0A, 1, 0)
+            else:
+                if v == 0:
+                    v = 1
+                m.rom_bank[i] = v % m.rom_banks
+    if kind == MBC3:
+        if addr < 0x2000:
+            m.ram_enabled[i] = wp.where((value & 0x0F) == 0x0A, 1, 0)
+        elif addr < 0x4000:
+            v = value
+            if m.mbc30 == 0:
+                v = value & 0x7F
+            if v == 0:
+                v = 1
+            m.rom_bank[i] = v % m.rom_banks
+        elif addr < 0x6000:
+            if value >= 0x08 and value <= 0x0C:
+                m.ram_bank[i] = value
+            else:
+                m.ram_bank[i] = value % m.ram_banks
+        elif m.has_rtc != 0:
+            rtc_tick(m, i, m.cycles[i])
+            rtc_command(m, i, value)
+    if kind == MBC5:
+        if addr < 0x2000:
+            m.ram_enabled[i] = wp.where(value == 0x0A, 1, 0)
+        elif addr < 0x3000:
+            m.rom_bank[i] = ((m.rom_bank[i] & 0x100) | value) % m.rom_banks
+        elif addr < 0x4000:
+            m.rom_bank[i] = (((value & 1) << 8) | (m.rom_bank[i] & 0xFF)) % m.rom_banks
+        elif addr < 0x6000:
+            m.ram_bank[i] = (value & 0x0F) % m.ram_banks
+
+
+@wp.func
+def cart_ram_index(m: Machine, bank: int, addr: int) -> int:
+    """Row offset of cart RAM byte ``addr`` (0xA000-0xBFFF) in ``bank``; -1 if not backed."""
+    if bank < 0 or bank >= m.ram_banks:
+        return -1
+    return CART_RAM_BASE + bank * 0x2000 + addr - 0xA000
+
+
+@wp.func
+def cart_ram_read(m: Machine, i: int, addr: int) -> int:
+    """A CPU read of 0xA000-0xBFFF (PyBoy syncs the clock first when a register is selected)."""
+    if rtc_selected(m, i) != 0:
+        rtc_tick(m, i, m.cycles[i])
+    kind = m.mbc_kind
+    if kind == MBC_NONE or m.ram_enabled[i] == 0:
+        return 0xFF
+    if kind == MBC2:
+        return int(m.mem[i, CART_RAM_BASE + (addr - 0xA000) % MBC2_RAM_CELLS]) | 0xF0
+    bank = m.ram_bank[i]
+    if kind == MBC1:
+        bank = 0
+        if m.mbc_mode[i] == 1:
+            bank = m.mbc_reg2[i] % m.ram_banks
+    elif rtc_selected(m, i) != 0:
+        return rtc_read(m, i, bank)
+    k = cart_ram_index(m, bank, addr)
+    if k < 0:
+        return 0x00
+    return int(m.mem[i, k])
+
+
+@wp.func
+def cart_ram_write(m: Machine, i: int, addr: int, value: int):
+    if rtc_selected(m, i) != 0:
+        rtc_tick(m, i, m.cycles[i])
+    kind = m.mbc_kind
+    if kind == MBC_NONE or m.ram_enabled[i] == 0:
+        return
+    if kind == MBC2:
+        k2 = CART_RAM_BASE + (addr - 0xA000) % MBC2_RAM_CELLS
+        m.mem[i, k2] = wp.uint8((value | 0xF0) & 0xFF)
+        return
+    bank = m.ram_bank[i]
+    if kind == MBC1:
+        bank = 0
+        if m.mbc_mode[i] == 1:
+            bank = m.mbc_reg2[i] % m.ram_banks
+    if kind == MBC3:
+        if rtc_selected(m, i) != 0:
+            rtc_write(m, i, bank, value)
+            return
+        limit = 3
+        if m.mbc30 != 0:
+            limit = 7
+        if bank > limit:
+            return
+    k = cart_ram_index(m, bank, addr)
+    if k >= 0:
+        m.mem[i, k] = wp.uint8(value & 0xFF)

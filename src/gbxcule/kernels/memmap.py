@@ -1,0 +1,61 @@
+"""The memory map below the IO page: ROM (+ boot overlay), VRAM, cart RAM, WRAM and echo.
+
+``mem_read`` / ``mem_write`` follow PyBoy's ``Motherboard.getitem`` / ``setitem``
+for 0x0000-0xFDFF. They never touch IO registers, so OAM DMA can read its
+source through ``mem_read``. The only timing-dependent part is VRAM: PyBoy
+checks the PPU lock only when the access carries a nonzero
+``memory_access_offset`` (``m.access_offset``), which a handful of opcodes set.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.core.memory_layout import VRAM_OFF, WRAM_OFF
+from gbxcule.kernels.io import vram_blocked
+from gbxcule.kernels.mbc import cart_ram_read, cart_ram_write, mbc_write, rom_read
+from gbxcule.kernels.state import Machine
+
+wp.set_module_options({"enable_backward": False})
+
+VRAM_BASE = wp.constant(VRAM_OFF)
+WRAM_BASE = wp.constant(WRAM_OFF)
+
+
+@wp.func
+def mem_read(m: Machine, i: int, addr: int) -> int:
+    """Byte at ``addr`` (0x0000-0xFDFF) as the CPU reads it."""
+    if addr < 0x8000:
+        return rom_read(m, i, addr)
+    if addr < 0xA000:
+        if m.access_offset[i] != 0:
+            if vram_blocked(m, i, 0) != 0:
+                return 0xFF
+        return int(m.mem[i, VRAM_BASE + addr - 0x8000])
+    if addr < 0xC000:
+        return cart_ram_read(m, i, addr)
+    if addr < 0xE000:
+        return int(m.mem[i, WRAM_BASE + addr - 0xC000])
+    return int(m.mem[i, WRAM_BASE + addr - 0xE000])
+
+
+@wp.func
+def mem_write(m: Machine, i: int, addr: int, value: int) -> int:
+    """CPU write to 0x0000-0xFDFF; returns 1 where PyBoy sets ``cpu.bail`` (mapper writes)."""
+    if addr < 0x8000:
+        mbc_write(m, i, addr, value)
+        return 1
+    if addr < 0xA000:
+        if m.access_offset[i] != 0:
+            if vram_blocked(m, i, 1) != 0:
+                return 0
+        m.mem[i, VRAM_BASE + addr - 0x8000] = wp.uint8(value & 0xFF)
+        return 0
+    if addr < 0xC000:
+        cart_ram_write(m, i, addr, value)
+        return 0
+    if addr < 0xE000:
+        m.mem[i, WRAM_BASE + addr - 0xC000] = wp.uint8(value & 0xFF)
+        return 0
+    m.mem[i, WRAM_BASE + addr - 0xE000] = wp.uint8(value & 0xFF)
+    return 0
