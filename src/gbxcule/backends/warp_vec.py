@@ -22,9 +22,9 @@ from gbxcule.backends.protocol import CPU_STATE_KEYS
 from gbxcule.backends.pyboy_backend import check_env, check_range, check_step_config, read_rom
 from gbxcule.backends.warp_base import allocate_machine, cart_config, per_env_arrays, slice_machine
 from gbxcule.core.actions import get_codec, validate_actions
+from gbxcule.kernels.joypad import joypad_slots
 
 POST_BOOT_PC = 0x0100
-BOOT_INSTRUCTION_LIMIT = 1_000_000
 
 
 def peek_memory(m: Any, env: int, lo: int, hi: int) -> np.ndarray:
@@ -89,6 +89,7 @@ class WarpVecBase(PixelBackendMixin):
         self.release_after_frames = release_after_frames
         self.device = device
         self.mem_layout = mem_layout
+        joypad_slots(frames_per_step, release_after_frames)
         self.machine = allocate_machine(
             num_envs,
             rom=np.frombuffer(self._rom, dtype=np.uint8),
@@ -103,37 +104,68 @@ class WarpVecBase(PixelBackendMixin):
             render_pixels=render_pixels,
             render_pixels_packed=render_pixels_packed,
         )
+        self._buttons = wp.zeros(num_envs, dtype=wp.int32, device=device)
         self._slices = self._make_slices()
         self.reset()
 
     # ---- launching ------------------------------------------------------------
-    def _make_slices(self) -> list[tuple[Any, int]]:
-        """(Machine view, env count) per launch; the CPU backend overrides this."""
-        return [(self.machine, self.num_envs)]
+    def _make_slices(self) -> list[tuple[Any, int, int]]:
+        """(Machine view, first env, end env) per launch; the CPU backend splits further."""
+        return [(self.machine, 0, self.num_envs)]
+
+    def _slice_inputs(self, lo: int, hi: int, view: Any, args: tuple) -> list:
+        """Kernel inputs for one slice: per-env arrays (length num_envs) are cut to [lo, hi)."""
+        out = [view]
+        for arg in args:
+            per_env = isinstance(arg, wp.array) and arg.shape[0] == self.num_envs
+            out.append(arg[lo:hi] if per_env and (lo, hi) != (0, self.num_envs) else arg)
+        return out
 
     def _launch_all(self, kernel: Any, *args: Any) -> None:
-        for view, count in self._slices:
-            wp.launch(kernel, dim=count, inputs=[view, *args], device=self.device)
+        for view, lo, hi in self._slices:
+            inputs = self._slice_inputs(lo, hi, view, args)
+            wp.launch(kernel, dim=hi - lo, inputs=inputs, device=self.device)
 
     # ---- protocol -------------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
-        """Every env to power-on, then through the boot ROM to PC=0x0100 (``seed`` unused)."""
+        """Power-on, then the boot ROM up to PC=0x0100, where the oracle snapshots (``seed`` unused).
+
+        PyBoy is deterministic, so every env starts identical; ``seed`` is accepted for the
+        protocol and ignored.
+        """
         from gbxcule.kernels.reset import power_on
-        from gbxcule.kernels.run_cpu import run_instructions
+        from gbxcule.kernels.step import BOOT_MAX_FRAMES, step_kernel
 
         for _, arr in per_env_arrays(self.machine):
             arr.zero_()
+        self._buttons.zero_()
+        self._serial_seen = np.zeros(self.num_envs, dtype=np.int64)
+        self._serial = [bytearray() for _ in range(self.num_envs)]
         self._launch_all(power_on)
-        self._launch_all(run_instructions, BOOT_INSTRUCTION_LIMIT, POST_BOOT_PC)
+        self._launch_all(step_kernel, self._buttons, BOOT_MAX_FRAMES, 0, 0, POST_BOOT_PC)
         wp.synchronize_device(self.device)
         pcs = self.machine.pc.numpy()
-        if np.any(pcs != POST_BOOT_PC):
-            bad = int(np.argmax(pcs != POST_BOOT_PC))
+        booted = (pcs == POST_BOOT_PC) & (self.machine.boot_on.numpy() == 0)
+        if not np.all(booted):
+            bad = int(np.argmin(booted))
             raise RuntimeError(f"env {bad}: the boot ROM did not reach 0x0100 (PC={pcs[bad]:#06x})")
 
     def step(self, actions: Any) -> None:
-        validate_actions(actions, self.num_envs, self.codec)
-        raise NotImplementedError("step: waiting for the frame loop in kernels/step.py")
+        """``frames_per_step`` frames per env; the action's buttons are held for the first
+        ``release_after_frames`` of them (PyBoy's ``button(name, delay)``)."""
+        from gbxcule.kernels.step import step_kernel
+
+        acts = validate_actions(actions, self.num_envs, self.codec)
+        masks = self.codec.to_masks(acts).astype(np.int32)
+        self._buttons.assign(masks)
+        self._launch_all(
+            step_kernel,
+            self._buttons,
+            self.frames_per_step,
+            self.release_after_frames,
+            0,
+            -1,
+        )
         # last line of step(): self.render_pixels_after_step()  (backends/pixels.py)
 
     def get_cpu_state(self, env: int) -> dict[str, int]:
@@ -147,7 +179,23 @@ class WarpVecBase(PixelBackendMixin):
         poke_memory(self.machine, check_env(env, self.num_envs), addr, data)
 
     def serial_output(self, env: int) -> bytes:
-        raise NotImplementedError("serial_output: waiting for kernels/serial.py's buffer")
+        """Every byte written to SB since reset (the device keeps a ring of the last
+        ``SERIAL_CAP``; bytes are collected here on each call, so call at least that often)."""
+        env = check_env(env, self.num_envs)
+        m = self.machine
+        total = int(m.serial_len.numpy()[env])
+        seen = int(self._serial_seen[env])
+        cap = m.serial_buf.shape[1]
+        if total - seen > cap:
+            raise RuntimeError(
+                f"env {env}: {total - seen} serial bytes arrived since the last read, more than "
+                f"the {cap}-byte device ring keeps"
+            )
+        if total > seen:
+            ring = m.serial_buf.numpy()[env]
+            self._serial[env] += bytes(ring[k % cap] for k in range(seen, total))
+            self._serial_seen[env] = total
+        return bytes(self._serial[env])
 
     def close(self) -> None:
         self._slices = []
@@ -169,15 +217,14 @@ class WarpVecCpuBackend(WarpVecBase):
         self._pool: ThreadPoolExecutor | None = None
         super().__init__(rom_path, device="cpu", **kwargs)
 
-    def _make_slices(self) -> list[tuple[Any, int]]:
+    def _make_slices(self) -> list[tuple[Any, int, int]]:
         n = self.num_envs
         parts = min(self.threads, n)
         bounds = [n * k // parts for k in range(parts + 1)]
         if parts > 1:
             self._pool = ThreadPoolExecutor(max_workers=parts, thread_name_prefix="warp-cpu")
         return [
-            (slice_machine(self.machine, lo, hi), hi - lo)
-            for lo, hi in zip(bounds[:-1], bounds[1:])
+            (slice_machine(self.machine, lo, hi), lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])
         ]
 
     def _launch_all(self, kernel: Any, *args: Any) -> None:
@@ -185,8 +232,14 @@ class WarpVecCpuBackend(WarpVecBase):
             super()._launch_all(kernel, *args)
             return
         futures = [
-            self._pool.submit(wp.launch, kernel, dim=count, inputs=[view, *args], device="cpu")
-            for view, count in self._slices
+            self._pool.submit(
+                wp.launch,
+                kernel,
+                dim=hi - lo,
+                inputs=self._slice_inputs(lo, hi, view, args),
+                device="cpu",
+            )
+            for view, lo, hi in self._slices
         ]
         for fut in futures:
             fut.result()
