@@ -145,9 +145,9 @@ def test_demo_writes_grid_and_gif_that_match_the_game_model(tmp_path, capsys, ba
         assert np.array_equal(_tile(grid, env, cols), picture), f"env {env} frame"
     assert len({(x, y) for _, x, y, _ in table.values()}) > 1  # the random walks differ
 
-    with Image.open(gif) as im:
-        assert im.n_frames == steps
-        assert im.size == (2 * (2 * 160 + demo_cli.GAP), 2 * (2 * 144 + demo_cli.GAP))
+    frames, ms = _gif_frames(gif)
+    assert frames[0].shape == (2 * (2 * 144 + demo_cli.GAP), 2 * (2 * 160 + demo_cli.GAP))
+    assert ms == _gif_ms(steps)
 
 
 def test_demo_tile_grid_layout():
@@ -170,13 +170,20 @@ def test_demo_refuses_cuda_without_a_device(capsys, monkeypatch):
 # -------------------------------------------------------------- record
 
 
-def _gif_frames(path: Path) -> list[np.ndarray]:
-    frames = []
+def _gif_frames(path: Path) -> tuple[list[np.ndarray], int]:
+    """The GIF's distinct frames (Pillow merges equal neighbours) and its total duration."""
+    frames, ms = [], 0
     with Image.open(path) as im:
         for k in range(im.n_frames):
             im.seek(k)
             frames.append(np.asarray(im.convert("L")))
-    return frames
+            ms += im.info["duration"]
+    return frames, ms
+
+
+def _gif_ms(steps: int, frames_per_step: int = 24) -> int:
+    """GIF delays are whole centiseconds."""
+    return steps * (rollout.gif_frame_ms(frames_per_step) // 10 * 10)
 
 
 def test_record_replays_a_demo_env(tmp_path, capsys):
@@ -188,14 +195,15 @@ def test_record_replays_a_demo_env(tmp_path, capsys):
     args = ["record", str(game.demo_rom_path()), "--env", str(env), "--num-envs", str(envs)]
     assert main(args + ["--steps", str(steps), "--device", "cpu", "--out", str(out)]) == 0
     assert f"{steps} frames" in capsys.readouterr().out
-    frames = _gif_frames(out)
-    assert len(frames) == steps and frames[-1].shape == (288, 320)  # scale 2
+    frames, ms = _gif_frames(out)
+    assert ms == _gif_ms(steps) and frames[-1].shape == (288, 320)  # scale 2
     last = frames[-1][::2, ::2]
     assert np.array_equal(last, _tile(grid, env, demo_cli.grid_cols(envs)))
 
 
 def test_record_from_an_actions_file(tmp_path, capsys):
-    """Text actions: right for 2 steps then down (codec ids 2 and 0), read back from WRAM."""
+    """Text actions: right for 2 steps then down (codec ids 2 and 0); the last frame is the
+    model's picture."""
     actions = tmp_path / "acts.txt"
     actions.write_text("# walk\n2\n2   # right again\n\n0\n")
     out = tmp_path / "walk.gif"
@@ -205,13 +213,14 @@ def test_record_from_an_actions_file(tmp_path, capsys):
         == 0
     )
     assert "3 frames" in capsys.readouterr().out
-    # The same actions as a 2-D .npy, column 1; --steps cuts it short.
+    # The same actions as column 1 of a 2-D .npy.
     table = np.array([[0, 2], [0, 2], [1, 0], [1, 1]], dtype=np.int64)
     np.save(tmp_path / "acts.npy", table)
     got = record.load_actions(tmp_path / "acts.npy", env=1, codec="pokemonred_puffer_v1")
     assert got.tolist() == [2, 2, 0, 1]
     assert record.load_actions(actions, env=0, codec="pokemonred_puffer_v1").tolist() == [2, 2, 0]
-    frames = _gif_frames(out)
+    frames, ms = _gif_frames(out)
+    assert ms == _gif_ms(3)
     want = game.simulate(_frame_inputs(np.array([2, 2, 0]))[SETUP_FRAMES:-2])
     assert np.array_equal(frames[-1][::2, ::2], shades_to_grey(expected_frame(want)))
 
