@@ -200,12 +200,17 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    name = backend_for(args.device, args.backend)
+    print(
+        f"demo game: {args.envs} envs on {name}, {args.steps} steps x {FRAMES_PER_STEP} frames, "
+        f"random actions (seed {args.seed}) ...",
+        flush=True,
+    )
     result = run_demo(
         args.envs,
         args.steps,
         args.out,
-        device=args.device,
-        backend=args.backend,
+        backend=name,
         seed=args.seed,
         gif_envs=args.gif_envs,
     )
