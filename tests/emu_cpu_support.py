@@ -78,7 +78,7 @@ def warp_read(m, env: int, lo: int, hi: int) -> np.ndarray:
     return peek_memory(m, env, lo, hi)
 
 
-def warp_run_to(rom: bytes, stop: int, max_instructions: int = 2_000_000) -> dict:
+def warp_run_to(rom: bytes, stop: int, max_instructions: int = 20_000_000) -> dict:
     from gbxcule.kernels.run_cpu import run_instructions
 
     m = warp_machine(rom)
@@ -178,3 +178,28 @@ def assert_same_trace(ours: list[dict], theirs: list[dict], label: str) -> None:
             prev = f" after the instruction at ${ours[k - 1]['pc']:04X}" if k else ""
             raise AssertionError(f"{label}: step {k}{prev}: " + "; ".join(diffs))
     assert len(ours) == len(theirs), f"{label}: trace lengths {len(ours)} vs {len(theirs)}"
+
+
+def wram_program(code: str, base: int = 0xD000) -> tuple[str, str]:
+    """(body, extra) for ``program_rom`` that copies ``code`` to WRAM at ``base`` and runs it
+    there, so it keeps running while the ROM banks under it change. ``code`` must be
+    position-independent (``jr`` only) and is followed by a jump back to ROM."""
+    body = "\n".join(
+        [
+            "    ld hl, WramStart",
+            f"    ld de, ${base:04X}",
+            "    ld bc, WramEnd - WramStart",
+            ".copy:",
+            "    ld a, [hl+]",
+            "    ld [de], a",
+            "    inc de",
+            "    dec bc",
+            "    ld a, b",
+            "    or c",
+            "    jr nz, .copy",
+            f"    jp ${base:04X}",
+            "WramBack:",
+        ]
+    )
+    extra = f'\nSECTION "wram_code", ROM0[$1000]\nWramStart:\n{code}\n    jp WramBack\nWramEnd:\n'
+    return body, extra
