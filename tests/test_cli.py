@@ -277,6 +277,33 @@ def test_record_state_needs_a_backend_that_loads_states(tmp_path, capsys):
     assert "cannot load save states" in capsys.readouterr().err
 
 
+def test_record_starts_from_a_pyboy_save_state(tmp_path, capsys):
+    """A PyBoy state taken after walking right; then A only (ignored by the game): the
+    recorded picture is the model's state after the walk, on the Warp backend."""
+    from gbxcule.backends.pyboy_backend import PyBoySingleBackend
+
+    rom = game.demo_rom_path()
+    walk = [2, 2]  # right, right
+    oracle = PyBoySingleBackend(rom, frames_per_step=24, release_after_frames=8)
+    try:
+        for action in walk:
+            oracle.step(np.array([action]))
+        state = tmp_path / "walked.state"
+        with state.open("wb") as fh:
+            oracle.pyboy(0).save_state(fh)
+    finally:
+        oracle.close()
+    idle = tmp_path / "a.txt"
+    idle.write_text("4\n4\n")
+    out = tmp_path / "from_state.gif"
+    args = ["record", str(rom), "--state", str(state), "--actions", str(idle), "--device", "cpu"]
+    assert main(args + ["--out", str(out)]) == 0
+    frames, _ = _gif_frames(out)
+    walked = game.simulate(_frame_inputs(np.array(walk))[SETUP_FRAMES:])
+    assert walked.x == game.START_X + 2 * demo_cli.RELEASE_AFTER_FRAMES - SETUP_FRAMES
+    assert np.array_equal(frames[-1][::2, ::2], shades_to_grey(expected_frame(walked)))
+
+
 def test_record_refuses_bad_arguments(tmp_path, capsys):
     rom = str(game.demo_rom_path())
     assert main(["record", rom, "--out", str(tmp_path / "x.avi")]) == 2
