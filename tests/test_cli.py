@@ -268,13 +268,22 @@ def test_record_pipes_raw_grey_frames_into_ffmpeg(tmp_path, capsys, monkeypatch)
     assert set(values) <= {0x00, 0x55, 0xAA, 0xFF}
 
 
-def test_record_state_needs_a_backend_that_loads_states(tmp_path, capsys):
+def test_record_state_needs_a_backend_that_loads_states(tmp_path):
+    class NoStates:
+        pass
+
+    with pytest.raises(rollout.RolloutError, match="cannot load save states"):
+        record._load_state(NoStates(), "old-backend", tmp_path / "s.state")
+
+
+def test_record_refuses_a_garbage_state(tmp_path, capsys):
     state = tmp_path / "s.state"
     state.write_bytes(b"\0" * 64)
     rom = str(game.demo_rom_path())
-    args = ["record", rom, "--state", str(state), "--backend", "pyboy", "--steps", "1"]
+    args = ["record", rom, "--state", str(state), "--device", "cpu", "--steps", "1"]
     assert main(args + ["--out", str(tmp_path / "x.gif")]) == 2
-    assert "cannot load save states" in capsys.readouterr().err
+    assert "error" in capsys.readouterr().err
+    assert not (tmp_path / "x.gif").exists()
 
 
 def test_record_starts_from_a_pyboy_save_state(tmp_path, capsys):
