@@ -252,8 +252,10 @@ class PyBoySingleBackend:
         release_after_frames: int = 8,
         action_codec: str = "pokemonred_puffer_v1",
         render: bool = True,
+        state_path: str | Path | None = None,
     ) -> None:
         check_step_config(num_envs, frames_per_step, release_after_frames)
+        self.state_path = None if state_path is None else Path(state_path)
         self.codec = get_codec(action_codec)
         self.rom_path = Path(rom_path)
         self._rom = read_rom(rom_path)
@@ -274,6 +276,29 @@ class PyBoySingleBackend:
             pyboy.events.clear()  # a release left due from the last step must not leak in
             pyboy._serial()
             self._serial[env].clear()
+        if self.state_path is not None:
+            self.load_state(self.state_path)
+
+    def load_state(self, source: Any, envs: Any = None) -> None:
+        """Reset ``envs`` (default: all), then load a PyBoy ``.state`` (v7-v29) or our snapshot.
+
+        The state goes to PyBoy as the v29 file ``core/savestate`` writes for it (2.8.1
+        misreads v8-v15 files itself), with the MBC3 clock's ``saved_at`` at +infinity
+        so no wall time is added (``core/state_source.py``).
+        """
+        from gbxcule.core.savestate import write_pyboy_state
+        from gbxcule.core.state_source import read_state_source, without_wall_clock
+
+        state = without_wall_clock(read_state_source(source, self._rom))
+        data = write_pyboy_state(state, rom=self._rom)
+        ids = range(self.num_envs) if envs is None else [check_env(e, self.num_envs) for e in envs]
+        for env in ids:
+            pyboy = self._pyboys[env]
+            pyboy.load_state(io.BytesIO(self._boot_state))
+            pyboy.events.clear()
+            pyboy._serial()
+            self._serial[env].clear()
+            pyboy.load_state(io.BytesIO(data))
 
     def step(self, actions: Any) -> None:
         acts = validate_actions(actions, self.num_envs, self.codec)

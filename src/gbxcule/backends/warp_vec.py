@@ -20,8 +20,9 @@ from gbxcule.asm.bootrom import boot_rom_bytes
 from gbxcule.backends.pixels import PixelBackendMixin, PixelBuffers
 from gbxcule.backends.protocol import CPU_STATE_KEYS
 from gbxcule.backends.pyboy_backend import check_env, check_range, check_step_config, read_rom
+from gbxcule.backends.training_api import TrainingApiMixin
 from gbxcule.backends.warp_base import allocate_machine, cart_config, per_env_arrays, slice_machine
-from gbxcule.core.actions import get_codec, validate_actions
+from gbxcule.core.actions import get_codec
 from gbxcule.kernels.joypad import joypad_slots
 
 POST_BOOT_PC = 0x0100
@@ -58,7 +59,7 @@ def poke_memory(m: Any, env: int, addr: int, data: bytes | np.ndarray | int) -> 
         wp.launch(poke, dim=1, inputs=[m, env, addr, arr], device=m.mem.device)
 
 
-class WarpVecBase(PixelBackendMixin):
+class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
     """Shared shell: ROM validation, state allocation, reset, host access to one env."""
 
     name = "warp"
@@ -76,10 +77,9 @@ class WarpVecBase(PixelBackendMixin):
         state_path: str | Path | None = None,
         device: str = "cpu",
         mem_layout: str = "env_major",
+        sym_path: str | Path | None = None,
     ) -> None:
         check_step_config(num_envs, frames_per_step, release_after_frames)
-        if state_path is not None:
-            raise NotImplementedError("state_path: loading save states is not implemented yet")
         self.codec = get_codec(action_codec)
         self.rom_path = Path(rom_path)
         self._rom = read_rom(rom_path)
@@ -106,6 +106,7 @@ class WarpVecBase(PixelBackendMixin):
         )
         self._buttons = wp.zeros(num_envs, dtype=wp.int32, device=device)
         self._slices = self._make_slices()
+        self._init_training_api(state_path=state_path, sym_path=sym_path)  # training_api.py
         self.reset()
 
     # ---- launching ------------------------------------------------------------
@@ -149,15 +150,14 @@ class WarpVecBase(PixelBackendMixin):
         if not np.all(booted):
             bad = int(np.argmin(booted))
             raise RuntimeError(f"env {bad}: the boot ROM did not reach 0x0100 (PC={pcs[bad]:#06x})")
+        self._after_reset(seed)  # post-boot state kept for load_state; state_path loaded
 
     def step(self, actions: Any) -> None:
         """``frames_per_step`` frames per env; the action's buttons are held for the first
         ``release_after_frames`` of them (PyBoy's ``button(name, delay)``)."""
         from gbxcule.kernels.step import step_kernel
 
-        acts = validate_actions(actions, self.num_envs, self.codec)
-        masks = self.codec.to_masks(acts).astype(np.int32)
-        self._buttons.assign(masks)
+        self._load_actions(actions)  # NumPy or Torch, host- or device-checked (training_api.py)
         self._launch_all(
             step_kernel,
             self._buttons,
@@ -182,6 +182,7 @@ class WarpVecBase(PixelBackendMixin):
         """Every byte written to SB since reset (the device keeps a ring of the last
         ``SERIAL_CAP``; bytes are collected here on each call, so call at least that often)."""
         env = check_env(env, self.num_envs)
+        self._refresh_serial_after_restores()  # envs restored by reset_envs restart their output
         m = self.machine
         total = int(m.serial_len.numpy()[env])
         seen = int(self._serial_seen[env])

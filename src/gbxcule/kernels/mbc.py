@@ -169,6 +169,10 @@ def cart_ram_write(m: Machine, i: int, addr: int, value: int):
     if rtc_selected(m, i) != 0:
         rtc_tick(m, i, m.cycles[i])
     kind = m.mbc_kind
+    if kind == MBC1:
+        # PyBoy's MBC1.setitem recomputes the ROM banks after every write, RAM writes too
+        # (a no-op unless the banks disagree with the registers, as in pre-2.3 save states).
+        mbc1_update_banks(m, i)
     if kind == MBC_NONE or m.ram_enabled[i] == 0:
         return
     if kind == MBC2:

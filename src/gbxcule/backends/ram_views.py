@@ -1,0 +1,90 @@
+"""Zero-copy Torch views of every env's RAM, for rewards computed on the device.
+
+All views share ``Machine.mem``'s memory (``wp.to_torch``): nothing is copied, the
+emulator's writes show up in them at once (after the step that made them, on the
+device's stream order), and each view's ``data_ptr`` stays the same for the backend's
+life. Shapes, dtype uint8, env axis first:
+
+=============  ==================  ===========================
+view           shape               CPU addresses
+=============  ==================  ===========================
+``mem``        [N, row_bytes]      the whole row (``core/memory_layout.py``)
+``wram``       [N, 8192]           0xC000-0xDFFF
+``hram``       [N, 127]            0xFF80-0xFFFE
+``cart_ram``   [N, cart RAM bytes] every bank, bank k at k * 0x2000 (MBC2: 512 cells
+                                   holding ``value | 0xF0``; ROM-only carts: 0 bytes)
+``vram``       [N, 8192]           0x8000-0x9FFF
+``oam``        [N, 160]            0xFE00-0xFE9F
+=============  ==================  ===========================
+
+Strides (in elements): with ``mem_layout="env_major"`` a view ``[N, k]`` has strides
+``(row_bytes, 1)`` (each env's bytes contiguous); with ``"interleaved"`` it has
+``(1, N)`` (the envs' copies of one address contiguous). Neither is contiguous as a
+whole (they are column slices of ``mem``); ``.contiguous()`` makes a copy.
+
+The views are writable: a write changes the game's RAM directly, with none of the
+bus's side effects. Reading IO registers, banked ROM and the like goes through
+``read_memory`` instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import warp as wp
+
+from gbxcule.core import memory_layout as ml
+
+REGIONS = {
+    "wram": (ml.WRAM_OFF, ml.WRAM_SIZE),
+    "hram": (ml.HRAM_OFF, ml.HRAM_SIZE),
+    "vram": (ml.VRAM_OFF, ml.VRAM_SIZE),
+    "oam": (ml.OAM_OFF, ml.OAM_SIZE),
+}
+MBC2_CELLS = 512
+
+
+class RamViews:
+    """The views above for one ``Machine`` (built once; the same tensors every call)."""
+
+    def __init__(self, mem: wp.array, cart_ram_bytes: int) -> None:
+        self.mem: torch.Tensor = wp.to_torch(mem)
+        self.cart_ram_bytes = cart_ram_bytes
+        self.views: dict[str, torch.Tensor] = {
+            name: self.mem[:, off : off + size] for name, (off, size) in REGIONS.items()
+        }
+        self.views["cart_ram"] = self.mem[:, ml.CART_RAM_OFF : ml.CART_RAM_OFF + cart_ram_bytes]
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        return self.views[name]
+
+    def at(self, offset: int, size: int) -> torch.Tensor:
+        """``[N, size]`` view of row bytes ``[offset, offset + size)``."""
+        return self.mem[:, offset : offset + size]
+
+
+def mem_offset(addr: int, bank: int, size: int, cart_ram_bytes: int, mbc2: bool) -> int | None:
+    """Row offset of ``size`` bytes at CPU ``addr`` in ``bank`` when they are plain RAM in
+    ``mem`` (VRAM, WRAM and its echo, OAM, HRAM, cart RAM of that bank); else ``None``."""
+    end = addr + size
+    spans: list[tuple[int, int, Any]] = [
+        (0x8000, 0xA000, lambda a: ml.VRAM_OFF + a - 0x8000),
+        (0xC000, 0xE000, lambda a: ml.WRAM_OFF + a - 0xC000),
+        (0xE000, 0xFE00, lambda a: ml.WRAM_OFF + a - 0xE000),
+        (0xFE00, 0xFEA0, lambda a: ml.OAM_OFF + a - 0xFE00),
+        (0xFF80, 0xFFFF, lambda a: ml.HRAM_OFF + a - 0xFF80),
+    ]
+    for lo, hi, where in spans:
+        if lo <= addr and end <= hi:
+            return where(addr)
+    if 0xA000 <= addr and end <= 0xC000 and cart_ram_bytes:
+        if mbc2:
+            first = addr - 0xA000
+            if first % MBC2_CELLS + size <= MBC2_CELLS:
+                return ml.CART_RAM_OFF + first % MBC2_CELLS
+            return None
+        off = bank * 0x2000 + addr - 0xA000
+        if 0 <= off and off + size <= cart_ram_bytes:
+            return ml.CART_RAM_OFF + off
+    return None
