@@ -170,7 +170,7 @@ def report(result: DemoResult) -> list[str]:
     lines = [
         f"{result.steps} steps x {FRAMES_PER_STEP} frames, {result.num_envs} envs "
         f"on {result.backend}: {result.sps:,.1f} steps/s, {result.fps:,.0f} frames/s "
-        f"({timed}; first step {result.first_step_seconds:.2f} s incl. kernel load)",
+        f"(timed over {timed}; the first took {result.first_step_seconds:.2f} s)",
         f"{'env':>5} {'score':>6} {'x':>4} {'y':>4} {'ticks':>6}",
     ]
     for s in result.envs[:SHOWN_ENVS]:
