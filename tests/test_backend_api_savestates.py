@@ -206,8 +206,8 @@ def test_export_of_mid_frame_states_continues_in_pyboy(zoo, zoo_states):
 
 
 def test_pyboy_saves_our_export_back_unchanged(probe):
-    """PyBoy's own v29 save right after loading our export: the same file, byte for byte,
-    except the sound block (we export a fresh PyBoy's; 2.8.1 keeps the one it had)."""
+    """PyBoy's own v29 save right after loading our export equals it field for field
+    (``state_diffs``: sound, screen and wall-clock fields aside)."""
     import io
 
     probe.warp.load_state(fixture_bytes("2.8.1"))

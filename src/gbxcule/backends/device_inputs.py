@@ -142,9 +142,10 @@ class DeviceErrorLog:
     synchronises first.
     """
 
-    def __init__(self, device: Any, what: str, exc_type: type[Exception]) -> None:
+    def __init__(self, device: Any, what: str, effect: str, exc_type: type[Exception]) -> None:
         self.device = wp.get_device(device)
         self.what = what
+        self.effect = effect
         self.exc_type = exc_type
         self.errors = wp.zeros(2, dtype=wp.int32, device=self.device)
         self._mirror = (
@@ -170,8 +171,8 @@ class DeviceErrorLog:
             new = count - self._reported
             self._reported = count
             raise self.exc_type(
-                f"{new} {self.what}(s) found on the device since the last check (env {env} "
-                "among them); those envs were left unchanged by that call"
+                f"{self.what}: {new} found on the device since the last check (env {env} "
+                f"among them); {self.effect}"
             )
 
 
@@ -185,7 +186,8 @@ class ActionInput:
         self.table = wp.array(codec.mask_table.astype(np.int32), dtype=wp.int32, device=self.device)
         self.log = DeviceErrorLog(
             self.device,
-            f"out-of-range action id (valid 0..{codec.num_actions - 1} for codec {codec.name!r})",
+            f"out-of-range action ids (valid 0..{codec.num_actions - 1} for codec {codec.name!r})",
+            "those envs ran that step with no buttons pressed",
             ActionRangeError,
         )
 
@@ -253,7 +255,7 @@ def env_slots(slots: Any, num_envs: int, num_slots: int, device: Any) -> tuple[w
     (``IndexError``); device values by the restore kernel.
     """
     if isinstance(slots, (int, np.integer)) and not isinstance(slots, bool):
-        slots = np.full(num_envs, int(slots), dtype=np.int64)
+        return env_slots(np.full(num_envs, int(slots), dtype=np.int64), num_envs, num_slots, device)
     if not is_device_input(slots, device):
         arr = slots.detach().numpy() if isinstance(slots, torch.Tensor) else np.asarray(slots)
         if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):

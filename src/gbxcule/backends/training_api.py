@@ -59,6 +59,7 @@ class TrainingApiMixin:
     _buttons: wp.array
     _serial: list[bytearray]
     _serial_seen: np.ndarray
+    read_memory: Any
 
     # ---- wiring (called by the backend) ---------------------------------------------
 
@@ -72,7 +73,12 @@ class TrainingApiMixin:
         self._start_states = StartStateCache(self.machine, self.device)
         self._load_rows: StartStateCache | None = None
         self._actions = ActionInput(self.codec, self.num_envs, self.device)
-        self._slot_log = DeviceErrorLog(self.device, "out-of-range start-state slot", IndexError)
+        self._slot_log = DeviceErrorLog(
+            self.device,
+            "out-of-range start-state slots",
+            "those envs were not restored",
+            IndexError,
+        )
         self._ram_views: RamViews | None = None
         self._symbols: SymbolTable | None = None
         self._post_boot: MachineState | None = None
@@ -242,9 +248,8 @@ class TrainingApiMixin:
     def _env_list(self, envs: Any) -> np.ndarray:
         if envs is None:
             return np.arange(self.num_envs)
-        if isinstance(envs, (int, np.integer)) and not isinstance(envs, bool):
-            envs = [envs]
-        return np.array([check_env(e, self.num_envs) for e in envs], dtype=np.int64)
+        items = [envs] if isinstance(envs, (int, np.integer)) else list(envs)
+        return np.array([check_env(e, self.num_envs) for e in items], dtype=np.int64)
 
     # ---- RAM views -----------------------------------------------------------------------
 
