@@ -163,10 +163,10 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
             self._buttons,
             self.frames_per_step,
             self.release_after_frames,
-            0,
+            1,  # latch the last frame's lines, as PyBoy renders the last tick (frame_shades)
             -1,
         )
-        # last line of step(): self.render_pixels_after_step()  (backends/pixels.py)
+        self.render_pixels_after_step()  # backends/pixels.py
 
     def get_cpu_state(self, env: int) -> dict[str, int]:
         env = check_env(env, self.num_envs)
