@@ -1,0 +1,88 @@
+"""Render cost per step as a fraction of the step cost (24 frames/step, demo game).
+
+Writes one JSONL row per (device, num_envs, packed) and a summary.md beside it.
+Usage: python -m bench.render_cost [--device cpu|cuda] [--envs 64] [--iters 10] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.sweep import _device_name, _versions, default_rom
+from gbxcule.backends.pixels import backend_render_cost
+from gbxcule.backends.registry import make_backend
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results" / "render"
+
+
+def run(device: str, envs: list[int], iters: int, out_dir: Path) -> list[dict]:
+    name = "warp-cuda" if device == "cuda" else "warp-cpu"
+    rows = []
+    for n in envs:
+        backend = make_backend(
+            name,
+            default_rom(),
+            num_envs=n,
+            frames_per_step=24,
+            release_after_frames=8,
+            action_codec="pokemonred_puffer_v1",
+        )
+        try:
+            backend.reset(seed=0)
+            actions = np.random.default_rng(0).integers(0, 7, size=n, dtype=np.int64)
+            for packed in (False, True):
+                cost = backend_render_cost(backend, actions, packed=packed, iters=iters)
+                rows.append(
+                    {
+                        "backend": name,
+                        "device": _device_name(name),
+                        "num_envs": n,
+                        "packed": packed,
+                        **cost,
+                        "versions": _versions(),
+                        "timestamp": time.time(),
+                    }
+                )
+        finally:
+            backend.close()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with (out_dir / "results.jsonl").open("a") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+    lines = [
+        "# Render cost per step (demo game, 24 frames/step)",
+        "",
+        "| backend | device | envs | output | step ms | render ms | render / step |",
+        "|---|---|---:|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        kind = "packed2 [N,72,20]" if r["packed"] else "shades [N,72,80]"
+        lines.append(
+            f"| {r['backend']} | {r['device']} | {r['num_envs']} | {kind} | "
+            f"{r['step_s'] * 1e3:.2f} | {r['render_s'] * 1e3:.3f} | "
+            f"{r['render_over_step']:.4f} |"
+        )
+    (out_dir / "summary.md").write_text("\n".join(lines) + "\n")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--envs", default="64", help="comma list of env counts")
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--out", type=Path, default=RESULTS_DIR)
+    args = ap.parse_args(argv)
+    run(args.device, [int(x) for x in args.envs.split(",")], args.iters, args.out)
+    print((args.out / "summary.md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
