@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,13 @@ def poke_memory(m: Any, env: int, addr: int, data: bytes | np.ndarray | int) -> 
     if len(values):
         arr = wp.array(values.astype(np.uint8), dtype=wp.uint8, device=m.mem.device)
         wp.launch(poke, dim=1, inputs=[m, env, addr, arr], device=m.mem.device)
+
+
+@dataclass(frozen=True)
+class PerEnv:
+    """A kernel argument with one entry per env; each slice's launch gets its own part."""
+
+    array: Any
 
 
 class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
@@ -115,11 +123,14 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
         return [(self.machine, 0, self.num_envs)]
 
     def _slice_inputs(self, lo: int, hi: int, view: Any, args: tuple) -> list:
-        """Kernel inputs for one slice: per-env arrays (length num_envs) are cut to [lo, hi)."""
+        """Kernel inputs for one slice: ``PerEnv`` arrays are cut to envs [lo, hi)."""
         out = [view]
         for arg in args:
-            per_env = isinstance(arg, wp.array) and arg.shape[0] == self.num_envs
-            out.append(arg[lo:hi] if per_env and (lo, hi) != (0, self.num_envs) else arg)
+            if isinstance(arg, PerEnv):
+                whole = (lo, hi) == (0, self.num_envs)
+                out.append(arg.array if whole else arg.array[lo:hi])
+            else:
+                out.append(arg)
         return out
 
     def _launch_all(self, kernel: Any, *args: Any) -> None:
@@ -143,7 +154,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
         self._serial_seen = np.zeros(self.num_envs, dtype=np.int64)
         self._serial = [bytearray() for _ in range(self.num_envs)]
         self._launch_all(power_on)
-        self._launch_all(step_kernel, self._buttons, BOOT_MAX_FRAMES, 0, 0, POST_BOOT_PC)
+        self._launch_all(step_kernel, PerEnv(self._buttons), BOOT_MAX_FRAMES, 0, 0, POST_BOOT_PC)
         wp.synchronize_device(self.device)
         pcs = self.machine.pc.numpy()
         booted = (pcs == POST_BOOT_PC) & (self.machine.boot_on.numpy() == 0)
@@ -160,7 +171,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
         self._load_actions(actions)  # NumPy or Torch, host- or device-checked (training_api.py)
         self._launch_all(
             step_kernel,
-            self._buttons,
+            PerEnv(self._buttons),
             self.frames_per_step,
             self.release_after_frames,
             1,  # latch the last frame's lines, as PyBoy renders the last tick (frame_shades)
