@@ -8,24 +8,40 @@ of time; it needs no CUDA driver.
 
 from __future__ import annotations
 
+import importlib
 import time
 
 import pytest
 import warp as wp
 
+# Not in `make test` (the step module alone takes minutes in NVRTC); CI runs it through
+# `make test-cuda-build` right after `make test`.
 pytestmark = pytest.mark.slow
 
+# Every kernels module that defines a @wp.kernel, with one entry point each must contain.
+KERNEL_MODULES = {
+    "gbxcule.kernels.step": "step_kernel",
+    "gbxcule.kernels.render": "render_shades_kernel",
+    "gbxcule.kernels.reset": "",
+    "gbxcule.kernels.start_states": "",
+    "gbxcule.kernels.action_masks": "",
+    "gbxcule.kernels.pyboy_load": "",
+    "gbxcule.kernels.debug_access": "",
+    "gbxcule.kernels.run_cpu": "",
+}
 
-def test_step_module_builds_ptx_for_sm90(tmp_path) -> None:
-    import gbxcule.kernels.step as step
 
+@pytest.mark.parametrize("module_name", list(KERNEL_MODULES))
+def test_kernel_module_builds_ptx_for_sm90(tmp_path, module_name: str) -> None:
+    module = importlib.import_module(module_name)
     wp.init()
     start = time.perf_counter()
-    paths = wp.compile_aot_module(step, arch=90, module_dir=str(tmp_path), use_ptx=True)
+    paths = wp.compile_aot_module(module, arch=90, module_dir=str(tmp_path), use_ptx=True)
     seconds = time.perf_counter() - start
     ptx = [p for p in paths if str(p).endswith(".ptx")]
     assert ptx, f"no PTX among the artifacts {paths}"
     text = ptx[0].read_text()
     assert ".target sm_90" in text
-    assert "step_kernel" in text, "the step kernel's entry point is missing from the PTX"
-    print(f"step module PTX for sm_90 built in {seconds:.0f} s")
+    entry = KERNEL_MODULES[module_name]
+    assert entry in text, f"{entry} is missing from the PTX of {module_name}"
+    print(f"{module_name} PTX for sm_90 built in {seconds:.0f} s")

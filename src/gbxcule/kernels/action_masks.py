@@ -30,3 +30,8 @@ def actions_to_masks(
         errors[1] = i
     else:
         masks[i] = table[int(a)]
+
+
+# Concrete overloads for the two id dtypes, so ahead-of-time builds (CUDA PTX) include them.
+for _ids in (wp.int32, wp.int64):
+    wp.overload(actions_to_masks, {"actions": wp.array(dtype=_ids)})
