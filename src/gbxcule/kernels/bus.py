@@ -25,7 +25,7 @@ UNUSABLE_BASE = wp.constant(UNUSABLE_OFF)
 
 
 @wp.func
-def bus_read(m: Machine, i: int, addr: int) -> int:
+def bus_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     if addr < 0xFE00:
         return mem_read(m, i, addr)
     if addr < 0xFEA0:
@@ -41,7 +41,7 @@ def bus_read(m: Machine, i: int, addr: int) -> int:
 
 
 @wp.func
-def bus_write(m: Machine, i: int, addr: int, value: int) -> int:
+def bus_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
     v = value & 0xFF
     if addr < 0xFE00:
         return mem_write(m, i, addr, v)
@@ -70,7 +70,7 @@ def bus_write(m: Machine, i: int, addr: int, value: int) -> int:
 
 
 @wp.func
-def bus_read_at(m: Machine, i: int, addr: int, offset: int) -> int:
+def bus_read_at(m: wp.ref[Machine], i: int, addr: int, offset: int) -> int:
     """``bus_read`` with PyBoy's ``memory_access_offset`` = ``offset`` for this access."""
     if offset != 0:
         m.access_offset[i] = offset
@@ -81,7 +81,7 @@ def bus_read_at(m: Machine, i: int, addr: int, offset: int) -> int:
 
 
 @wp.func
-def bus_write_at(m: Machine, i: int, addr: int, value: int, offset: int) -> int:
+def bus_write_at(m: wp.ref[Machine], i: int, addr: int, value: int, offset: int) -> int:
     if offset != 0:
         m.access_offset[i] = offset
     bail = bus_write(m, i, addr, value)

@@ -106,7 +106,7 @@ def is_illegal(op: int) -> int:
 
 
 @wp.func
-def fetch(m: Machine, i: int, pc: int) -> wp.vec3i:
+def fetch(m: wp.ref[Machine], i: int, pc: int) -> wp.vec3i:
     """Opcode and the two bytes after it, read the way PyBoy's fetch reads them."""
     if pc + 2 < 0x8000:
         if m.boot_on[i] != 0:
@@ -164,7 +164,7 @@ def reg16(p: int, b: int, c: int, d: int, e: int, h: int, l: int, last: int) -> 
 
 
 @wp.func
-def cpu_execute(m: Machine, i: int) -> int:
+def cpu_execute(m: wp.ref[Machine], i: int) -> int:
     """Run the instruction at PC; returns PyBoy's ``bail`` (1: the run loop must stop)."""
     pc = m.pc[i]
     c0 = m.cycles[i]

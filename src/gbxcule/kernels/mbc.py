@@ -35,7 +35,7 @@ MBC2_RAM_CELLS = 512
 
 
 @wp.func
-def rom_read(m: Machine, i: int, addr: int) -> int:
+def rom_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     """0x0000-0x7FFF as the CPU sees it: boot ROM overlay, then the mapped banks."""
     if addr < 0x4000:
         if addr < 0x100 and m.boot_on[i] != 0:
@@ -45,7 +45,7 @@ def rom_read(m: Machine, i: int, addr: int) -> int:
 
 
 @wp.func
-def rtc_selected(m: Machine, i: int) -> int:
+def rtc_selected(m: wp.ref[Machine], i: int) -> int:
     sel = m.ram_bank[i]
     if m.has_rtc != 0 and sel >= 0x08 and sel <= 0x0C:
         return 1
@@ -53,7 +53,7 @@ def rtc_selected(m: Machine, i: int) -> int:
 
 
 @wp.func
-def mbc1_update_banks(m: Machine, i: int):
+def mbc1_update_banks(m: wp.ref[Machine], i: int):
     reg1 = m.mbc_reg1[i]
     reg2 = m.mbc_reg2[i]
     low = wp.int32(0)
@@ -73,7 +73,7 @@ def mbc1_update_banks(m: Machine, i: int):
 
 
 @wp.func
-def mbc_write(m: Machine, i: int, addr: int, value: int):
+def mbc_write(m: wp.ref[Machine], i: int, addr: int, value: int):
     """A CPU write to 0x0000-0x7FFF: mapper registers."""
     kind = m.mbc_kind
     if kind == MBC_NONE:
@@ -134,7 +134,7 @@ def mbc_write(m: Machine, i: int, addr: int, value: int):
 
 
 @wp.func
-def cart_ram_index(m: Machine, bank: int, addr: int) -> int:
+def cart_ram_index(m: wp.ref[Machine], bank: int, addr: int) -> int:
     """Row offset of cart RAM byte ``addr`` (0xA000-0xBFFF) in ``bank``; -1 if not backed."""
     if bank < 0 or bank >= m.ram_banks:
         return -1
@@ -142,7 +142,7 @@ def cart_ram_index(m: Machine, bank: int, addr: int) -> int:
 
 
 @wp.func
-def cart_ram_read(m: Machine, i: int, addr: int) -> int:
+def cart_ram_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     """A CPU read of 0xA000-0xBFFF (PyBoy syncs the clock first when a register is selected)."""
     if rtc_selected(m, i) != 0:
         rtc_tick(m, i, m.cycles[i])
@@ -165,7 +165,7 @@ def cart_ram_read(m: Machine, i: int, addr: int) -> int:
 
 
 @wp.func
-def cart_ram_write(m: Machine, i: int, addr: int, value: int):
+def cart_ram_write(m: wp.ref[Machine], i: int, addr: int, value: int):
     if rtc_selected(m, i) != 0:
         rtc_tick(m, i, m.cycles[i])
     kind = m.mbc_kind

@@ -23,7 +23,7 @@ WRAM_BASE = wp.constant(WRAM_OFF)
 
 
 @wp.func
-def mem_read(m: Machine, i: int, addr: int) -> int:
+def mem_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     """Byte at ``addr`` (0x0000-0xFDFF) as the CPU reads it."""
     if addr < 0x8000:
         return rom_read(m, i, addr)
@@ -40,7 +40,7 @@ def mem_read(m: Machine, i: int, addr: int) -> int:
 
 
 @wp.func
-def mem_write(m: Machine, i: int, addr: int, value: int) -> int:
+def mem_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
     """CPU write to 0x0000-0xFDFF; returns 1 where PyBoy sets ``cpu.bail`` (mapper writes)."""
     if addr < 0x8000:
         mbc_write(m, i, addr, value)

@@ -16,7 +16,7 @@ wp.set_module_options({"enable_backward": False})
 
 
 @wp.func
-def cpu_power_on(m: Machine, i: int):
+def cpu_power_on(m: wp.ref[Machine], i: int):
     m.pc[i] = 0
     m.boot_on[i] = 1
     m.rom_bank[i] = 1

@@ -34,7 +34,7 @@ CLOCK_RATE = wp.constant(wp.int64(4194304))
 
 
 @wp.func
-def rtc_advance_seconds(m: Machine, i: int, seconds: wp.int64):
+def rtc_advance_seconds(m: wp.ref[Machine], i: int, seconds: wp.int64):
     s = int(m.rtc[i, RTC_SEC])
     mi = int(m.rtc[i, RTC_MIN])
     h = int(m.rtc[i, RTC_HOUR])
@@ -87,7 +87,7 @@ def rtc_advance_seconds(m: Machine, i: int, seconds: wp.int64):
 
 
 @wp.func
-def rtc_tick(m: Machine, i: int, cycles: wp.int64):
+def rtc_tick(m: wp.ref[Machine], i: int, cycles: wp.int64):
     """Bring the clock up to ``cycles`` (PyBoy's ``RTC.tick``)."""
     last = m.rtc[i, RTC_LAST]
     m.rtc[i, RTC_LAST] = cycles
@@ -100,7 +100,7 @@ def rtc_tick(m: Machine, i: int, cycles: wp.int64):
 
 
 @wp.func
-def rtc_command(m: Machine, i: int, value: int):
+def rtc_command(m: wp.ref[Machine], i: int, value: int):
     """A write to 0x6000-0x7FFF: $00 then $01 latches the clock."""
     if value == 0:
         m.rtc[i, RTC_LATCHED] = wp.int64(0)
@@ -115,7 +115,7 @@ def rtc_command(m: Machine, i: int, value: int):
 
 
 @wp.func
-def rtc_read(m: Machine, i: int, reg: int) -> int:
+def rtc_read(m: wp.ref[Machine], i: int, reg: int) -> int:
     """Register $08-$0C: latched time; $0C carries the live halt and carry bits."""
     v = int(m.rtc[i, RTC_LATCH0 + reg - 0x08])
     if reg == 0x0C:
@@ -124,7 +124,7 @@ def rtc_read(m: Machine, i: int, reg: int) -> int:
 
 
 @wp.func
-def rtc_write(m: Machine, i: int, reg: int, value: int):
+def rtc_write(m: wp.ref[Machine], i: int, reg: int, value: int):
     if reg == 0x08:
         m.rtc[i, RTC_SEC] = wp.int64(value & 0x3F)
         m.rtc[i, RTC_SUBSEC] = wp.int64(0)
