@@ -266,12 +266,13 @@ def compare_snapshots(ref: Snapshot, dut: Snapshot, cfg: LockstepConfig) -> list
         if ref.frame.shape != dut.frame.shape:
             diffs.append(f"frame shape: ref {ref.frame.shape} dut {dut.frame.shape}")
         elif not np.array_equal(ref.frame, dut.frame):
-            ys, xs = np.nonzero(ref.frame != dut.frame)
+            rf, df = ref.frame, dut.frame
+            ys, xs = np.nonzero(rf != df)
             y, x = int(ys[0]), int(xs[0])
             diffs.append(
                 f"frame: {len(ys)} pixels differ; first at (y={y}, x={x}): "
-                f"ref shade {ref.frame[y, x]} dut shade {dut.frame[y, x]} "
-                f"(sha256 ref {ref.frame_hash()[:16]} dut {dut.frame_hash()[:16]})"
+                f"ref shade {rf[y, x]} dut shade {df[y, x]} "
+                f"(sha256 ref {str(ref.frame_hash())[:16]} dut {str(dut.frame_hash())[:16]})"
             )
     return diffs
 

@@ -59,9 +59,14 @@ class Section:
         return REGIONS[self.kind]
 
     @property
+    def base(self) -> int:
+        """The section's start address; every section has one once it is placed."""
+        assert self.start is not None, f"section {self.name!r} is not placed yet"
+        return self.start
+
+    @property
     def end(self) -> int:
-        assert self.start is not None
-        return self.start + self.size  # exclusive
+        return self.base + self.size  # exclusive
 
     def file_offset(self, addr: int) -> int:
         """Offset of CPU address ``addr`` (inside this ROM section) in the ROM image."""
@@ -85,7 +90,7 @@ class Program:
 
     def covers(self, lo: int, hi: int) -> bool:
         """True if a ROM0 section puts bytes anywhere in [lo, hi)."""
-        return any(s.kind == "ROM0" and s.start < hi and lo < s.end for s in self.rom_sections)
+        return any(s.kind == "ROM0" and s.base < hi and lo < s.end for s in self.rom_sections)
 
     def image(self, rom_banks: int | None = None, fill: int = 0x00) -> bytearray:
         """ROM image of ``rom_banks`` 16 KiB banks (default: as many as the program uses)."""
@@ -268,7 +273,7 @@ class Assembler:
                 if not labels:
                     raise AsmError(f"{full!r} is a label; a constant is needed here")
                 sec, off, _ = self.labels[full]
-                return sec.start + off
+                return sec.base + off
             raise AsmError(f"undefined symbol {full!r}")
 
         def bank(name: str) -> int:
@@ -456,9 +461,9 @@ class Assembler:
             if sec.size:
                 spaces.setdefault((sec.region.rom, sec.bank), []).append(sec)
         for group in spaces.values():
-            group.sort(key=lambda s: s.start)
+            group.sort(key=lambda s: s.base)
             for a, b in zip(group, group[1:]):
-                if b.start < a.end:
+                if b.base < a.end:
                     raise AsmError(
                         f"section {b.name!r} (${b.start:04X}-${b.end - 1:04X}) overlaps section "
                         f"{a.name!r} (${a.start:04X}-${a.end - 1:04X}, line {a.line})",
@@ -545,7 +550,7 @@ class Assembler:
         symbols: dict[str, int] = {}
         banks: dict[str, int] = {}
         for name, (sec, off, _) in self.labels.items():
-            symbols[name] = sec.start + off
+            symbols[name] = sec.base + off
             banks[name] = sec.bank if sec.region.rom else 0
         for name in self.constants:
             symbols[name] = self.constant(name)

@@ -89,8 +89,8 @@ def build_rom(
     for sec in program.rom_sections:
         if sec.kind != "ROM0":
             continue
-        lo, hi = max(sec.start, LOGO_OFFSET), min(sec.end, HEADER_END)
-        if lo < hi and any(sec.data[lo - sec.start : hi - sec.start]):
+        lo, hi = max(sec.base, LOGO_OFFSET), min(sec.end, HEADER_END)
+        if lo < hi and any(sec.data[lo - sec.base : hi - sec.base]):
             raise AsmError(
                 f"section {sec.name!r} puts data in the cartridge header area $0104-$014F",
                 sec.line,

@@ -21,7 +21,7 @@ from gbxcule.backends.machine_state import (
     MachineState,
     MachineStateError,
 )
-from gbxcule.backends.warp_base import per_env_arrays
+from gbxcule.backends.warp_base import machine_envs, per_env_arrays
 
 
 class StartStateError(ValueError):
@@ -46,7 +46,7 @@ def field_tables(m: Any, layout: MachineLayout, device: Any) -> dict[str, wp.arr
                 f"Machine.{name} has strides {strides}; the start-state kernels need each env's "
                 "data contiguous, or a 1-D byte row with a fixed stride"
             )
-        if byte_stride == 1 and (arr.ptr % WORD_BYTES or strides[0] % WORD_BYTES):
+        if byte_stride == 1 and ((arr.ptr or 0) % WORD_BYTES or strides[0] % WORD_BYTES):
             raise MachineStateError(f"Machine.{name} is not {WORD_BYTES}-byte aligned")
         ptrs.append(arr.ptr)
         env_strides.append(strides[0])
@@ -80,7 +80,7 @@ class StartStateCache:
         self.machine = m
         self.device = wp.get_device(device)
         self.layout = MachineLayout.of(m)
-        self.num_envs = int(m.pc.shape[0])
+        self.num_envs = machine_envs(m)
         self.words = self.layout.nbytes // WORD_BYTES
         self.count = 0
         self._rows = wp.zeros((1, self.words), dtype=wp.uint32, device=self.device)
