@@ -15,7 +15,7 @@ import warp as wp
 from gbxcule.asm import assemble, build_rom
 from gbxcule.asm.bootrom import boot_rom_bytes
 from gbxcule.backends.pyboy_backend import cpu_block, make_pyboy
-from gbxcule.backends.warp_base import allocate_machine, cart_config
+from gbxcule.backends.warp_base import allocate_machine, cart_config, field_view
 
 STOP_LABEL = "Done"
 RAM_RANGES = ((0x8000, 0xA000), (0xC000, 0xE000), (0xFE00, 0xFF00), (0xFF80, 0x10000))
@@ -83,8 +83,8 @@ def warp_run_to(rom: bytes, stop: int, max_instructions: int = 20_000_000) -> di
 
     m = warp_machine(rom)
     wp.launch(run_instructions, dim=1, inputs=[m, max_instructions, stop], device="cpu")
-    got = {name: int(getattr(m, name).numpy()[0]) for name in REGS}
-    got["locked"] = int(m.locked.numpy()[0])
+    got = {name: int(field_view(m, name).numpy()[0]) for name in REGS}
+    got["locked"] = int(field_view(m, "locked").numpy()[0])
     for lo, hi in RAM_RANGES:
         got[(lo, hi)] = warp_read(m, 0, lo, hi)
     return got
@@ -159,7 +159,7 @@ def warp_trace(rom: bytes, addrs: list[int], stop: int, limit: int = 100_000) ->
     watch = {*addrs, stop}
     trace = []
     for _ in range(limit):
-        state = {name: int(getattr(m, name).numpy()[0]) for name in (*REGS, "locked")}
+        state = {name: int(field_view(m, name).numpy()[0]) for name in (*REGS, "locked")}
         if state["pc"] in watch:
             trace.append(state)
             if state["pc"] == stop:

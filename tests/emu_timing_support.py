@@ -17,7 +17,7 @@ import warp as wp
 
 from gbxcule.asm.bootrom import boot_rom_bytes
 from gbxcule.backends.pyboy_backend import cpu_block, make_pyboy, post_boot_state
-from gbxcule.backends.warp_base import allocate_machine, cart_config
+from gbxcule.backends.warp_base import allocate_machine, cart_config, field_view
 from gbxcule.core.actions import mask_to_buttons
 
 REGIONS = {
@@ -53,7 +53,9 @@ def warp_boot(rom: bytes, num_envs: int = 1):
         inputs=[m, no_buttons, BOOT_MAX_FRAMES, 1, 0, POST_BOOT_PC],
         device="cpu",
     )
-    if np.any(m.pc.numpy() != POST_BOOT_PC) or np.any(m.boot_on.numpy() != 0):
+    if np.any(field_view(m, "pc").numpy() != POST_BOOT_PC) or np.any(
+        field_view(m, "boot_on").numpy() != 0
+    ):
         raise AssertionError("the boot ROM did not hand over to 0x0100")
     return m
 
@@ -71,7 +73,7 @@ def warp_step(m, masks, frames: int, release_after: int, render: int = 1) -> Non
 
 
 def warp_regs(m, env: int) -> dict[str, int]:
-    return {k: int(getattr(m, k).numpy()[env]) for k in REGS}
+    return {k: int(field_view(m, k).numpy()[env]) for k in REGS}
 
 
 def warp_mem(m, env: int, lo: int, hi: int) -> np.ndarray:
@@ -83,7 +85,7 @@ def warp_mem(m, env: int, lo: int, hi: int) -> np.ndarray:
 def warp_serial(m, env: int) -> bytes:
     from gbxcule.kernels.serial import serial_bytes
 
-    return serial_bytes(m.serial_buf.numpy()[env], int(m.serial_len.numpy()[env]))
+    return serial_bytes(m.serial_buf.numpy()[env], int(field_view(m, "serial_len").numpy()[env]))
 
 
 def pyboy_boot(rom: bytes):

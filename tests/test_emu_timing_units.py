@@ -27,7 +27,33 @@ from gbxcule.core.memory_layout import IO_OFF, OAM_OFF
 from gbxcule.kernels import io as io_unit
 from gbxcule.kernels import ppu, serial, timer
 from gbxcule.kernels.ioregs import raise_interrupt
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import (
+    ACCESS_OFFSET,
+    CYCLES,
+    FRAME_DONE,
+    LCD_CLOCK,
+    LCD_FIRST_FRAME,
+    LCD_IRQ_LINE,
+    LCD_LYC_DIRTY,
+    LCD_M3_ADJUST,
+    LCD_NEXT_MODE,
+    LCD_RENDER,
+    LCD_RESET,
+    LCD_STAT_OVERRIDE,
+    LCD_TARGET,
+    LCD_TO_FRAME,
+    LCD_TO_IRQ,
+    LCD_TRANSITION,
+    SER_ACTIVE,
+    SER_TO_IRQ,
+    TIM_COUNTER,
+    TIM_RELOAD,
+    TIM_RELOAD_LEFT,
+    TIM_TO_IRQ,
+    WIN_ACTIVE,
+    WIN_LINE,
+    Machine,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -56,43 +82,43 @@ def load_pyboy_source(name: str):
 @wp.kernel
 def run_ops(m: Machine, ops: wp.array3d(dtype=wp.int64), out: wp.array3d(dtype=wp.int64)):
     i = wp.tid()
-    m.lcd_render[i] = 1  # PyBoy's renderer on: the window line counter is kept
+    m.i32[i, LCD_RENDER] = 1  # PyBoy's renderer on: the window line counter is kept
     for k in range(ops.shape[1]):
         kind = int(ops[i, k, 0])
         addr = int(ops[i, k, 1])
         value = int(ops[i, k, 2])
-        m.cycles[i] = ops[i, k, 3]
-        m.access_offset[i] = 0
+        m.i64[i, CYCLES] = ops[i, k, 3]
+        m.i32[i, ACCESS_OFFSET] = 0
         got = -1
         if kind == OP_SYNC:
-            c = m.cycles[i]
+            c = m.i64[i, CYCLES]
             raise_interrupt(m, i, serial.serial_sync(m, i, c))
             raise_interrupt(m, i, timer.timer_sync(m, i, c))
             raise_interrupt(m, i, ppu.lcd_sync(m, i, c))
         if kind == OP_WRITE:
             io_unit.io_write(m, i, addr, value)
         if kind == OP_READ:
-            m.access_offset[i] = value
+            m.i32[i, ACCESS_OFFSET] = value
             got = io_unit.io_read(m, i, addr)
-            m.access_offset[i] = 0
+            m.i32[i, ACCESS_OFFSET] = 0
         if kind == OP_OAM:
             m.mem[i, OAM_OFF + addr] = wp.uint8(value)
         r = IO_OFF - 0xFF00
         rec = wp.vector(
             wp.int64(got), wp.int64(m.mem[i, r + 0xFF0F]),
-            wp.int64(m.tim_counter[i]), wp.int64(m.mem[i, r + 0xFF05]),
+            wp.int64(m.i32[i, TIM_COUNTER]), wp.int64(m.mem[i, r + 0xFF05]),
             wp.int64(m.mem[i, r + 0xFF06]), wp.int64(m.mem[i, r + 0xFF07]),
-            wp.int64(m.tim_reload[i]), wp.int64(m.tim_reload_left[i]), m.tim_to_irq[i],
+            wp.int64(m.i32[i, TIM_RELOAD]), wp.int64(m.i32[i, TIM_RELOAD_LEFT]), m.i64[i, TIM_TO_IRQ],
             wp.int64(m.mem[i, r + 0xFF44]), wp.int64(m.mem[i, r + 0xFF45]),
-            wp.int64(m.mem[i, r + 0xFF41]), wp.int64(m.lcd_irq_line[i]),
-            m.lcd_clock[i], m.lcd_target[i], wp.int64(m.lcd_next_mode[i]),
-            wp.int64(m.lcd_transition[i]), wp.int64(m.frame_done[i]),
-            wp.int64(m.lcd_first_frame[i]), wp.int64(m.lcd_reset[i]),
-            wp.int64(m.lcd_stat_override[i]), wp.int64(m.lcd_lyc_dirty[i]),
-            wp.int64(m.lcd_m3_adjust[i]), m.lcd_to_irq[i], m.lcd_to_frame[i],
-            wp.int64(m.win_active[i]), wp.int64(m.win_line[i]),
+            wp.int64(m.mem[i, r + 0xFF41]), wp.int64(m.i32[i, LCD_IRQ_LINE]),
+            m.i64[i, LCD_CLOCK], m.i64[i, LCD_TARGET], wp.int64(m.i32[i, LCD_NEXT_MODE]),
+            wp.int64(m.i32[i, LCD_TRANSITION]), wp.int64(m.i32[i, FRAME_DONE]),
+            wp.int64(m.i32[i, LCD_FIRST_FRAME]), wp.int64(m.i32[i, LCD_RESET]),
+            wp.int64(m.i32[i, LCD_STAT_OVERRIDE]), wp.int64(m.i32[i, LCD_LYC_DIRTY]),
+            wp.int64(m.i32[i, LCD_M3_ADJUST]), m.i64[i, LCD_TO_IRQ], m.i64[i, LCD_TO_FRAME],
+            wp.int64(m.i32[i, WIN_ACTIVE]), wp.int64(m.i32[i, WIN_LINE]),
             wp.int64(m.mem[i, r + 0xFF01]), wp.int64(m.mem[i, r + 0xFF02]),
-            wp.int64(m.ser_active[i]), m.ser_to_irq[i],
+            wp.int64(m.i32[i, SER_ACTIVE]), m.i64[i, SER_TO_IRQ],
             length=NF, dtype=wp.int64,
         )  # fmt: skip
         for f in range(NF):

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from gbxcule.backends.warp_base import per_env_arrays
+from gbxcule.backends.warp_base import machine_envs, per_env_arrays
 
 MachineState = dict[str, np.ndarray]
 WORD_BYTES = 4  # the start-state kernels copy 32-bit words
@@ -134,4 +134,4 @@ def copy_state(state: MachineState) -> MachineState:
 
 
 def _num_envs(m: Any) -> int:
-    return int(m.pc.shape[0])
+    return machine_envs(m)

@@ -21,7 +21,7 @@ from gbxcule.backends.machine_state import (
     MachineState,
     MachineStateError,
 )
-from gbxcule.backends.warp_base import per_env_arrays
+from gbxcule.backends.warp_base import machine_envs, per_env_arrays
 
 
 class StartStateError(ValueError):
@@ -80,7 +80,7 @@ class StartStateCache:
         self.machine = m
         self.device = wp.get_device(device)
         self.layout = MachineLayout.of(m)
-        self.num_envs = int(m.pc.shape[0])
+        self.num_envs = machine_envs(m)
         self.words = self.layout.nbytes // WORD_BYTES
         self.count = 0
         self._rows = wp.zeros((1, self.words), dtype=wp.uint32, device=self.device)

@@ -40,7 +40,7 @@ from gbxcule.backends.savestate_bridge import (
     pyboy_state_from_env,
 )
 from gbxcule.backends.start_states import StartStateCache, StartStateError
-from gbxcule.backends.warp_base import MBC_KIND
+from gbxcule.backends.warp_base import MBC_KIND, field_view
 from gbxcule.core.savestate import rom_sha256, save_snapshot, write_pyboy_state
 from gbxcule.core.state_source import read_state_source
 from gbxcule.core.symbols import SymbolTable
@@ -91,7 +91,7 @@ class TrainingApiMixin:
         snapshot, which leaves the LCD's unsaved one-shot flags clear; our boot run sets
         one), remember it for ``load_state``, then load ``state_path``."""
         for name in FRESH_PYBOY_FIELDS:  # as after the oracle's reset (savestate_bridge.py)
-            getattr(self.machine, name).zero_()
+            field_view(self.machine, name).zero_()
         if self._post_boot is None:
             self._post_boot = capture_env(self.machine, 0)
         self._restores_seen = self._start_states.restores.numpy().copy()
@@ -110,7 +110,10 @@ class TrainingApiMixin:
         changed = np.flatnonzero(restores != self._restores_seen)
         if changed.size == 0:
             return
-        ring, lengths = self.machine.serial_buf.numpy(), self.machine.serial_len.numpy()
+        ring, lengths = (
+            self.machine.serial_buf.numpy(),
+            field_view(self.machine, "serial_len").numpy(),
+        )
         for e in changed:
             self._restart_serial(int(e), ring[e], int(lengths[e]))
         self._restores_seen = restores.copy()

@@ -1,15 +1,21 @@
 """Host side of the Warp emulator state: cartridge constants and the ``Machine`` allocator.
 
-``allocate_machine`` walks the ``Machine`` struct, so a field added to
-kernels/state.py needs no change here when it is a 1-D per-env array; a per-env
-array with more dimensions needs its trailing shape in ``TRAILING_SHAPES``.
-Shared arrays (the ROM, the boot ROM) are passed in; scalar fields come from
-the cartridge constants (missing scalars are 0).
+``allocate_machine`` walks the ``Machine`` struct, so a per-env scalar added to
+``I32_FIELDS`` / ``I64_FIELDS`` in kernels/state.py needs no change here; a new
+per-env array needs its trailing shape in ``TRAILING_SHAPES``. Shared arrays (the
+ROM, the boot ROM) are passed in; scalar fields come from the cartridge constants
+(missing scalars are 0).
 
-``mem`` can be laid out env-major (``[N, row]``, one contiguous row per env) or
-interleaved (storage ``[row, N]`` viewed as ``[N, row]`` with swapped strides, so
-lanes touching the same address sit next to each other); kernels index it the
-same way either way.
+Host code sees the per-env scalars by name: ``field_view(m, "pc")`` is the 1-D
+``[N]`` column of ``m.i32`` (a view, so ``.numpy()``, ``.assign()`` and
+``.zero_()`` work on it), and ``per_env_arrays`` lists every per-env field that
+way, in ``I32_FIELDS`` / ``I64_FIELDS`` order.
+
+``mem`` and the scalar blocks ``i32``/``i64`` can be laid out env-major (``[N, k]``,
+one contiguous row per env: best on the CPU, where a worker thread owns a slice of
+envs) or interleaved (storage ``[k, N]`` viewed as ``[N, k]`` with swapped strides,
+so lanes touching the same address or field sit next to each other: the layout
+that coalesces on a GPU); kernels index them the same way either way.
 """
 
 from __future__ import annotations
@@ -35,8 +41,18 @@ def _const(module: str, name: str) -> int:
     return int(getattr(importlib.import_module(module), name))
 
 
+def _fields(name: str) -> tuple[str, ...]:
+    return tuple(getattr(importlib.import_module("gbxcule.kernels.state"), name))
+
+
+SCALAR_BLOCKS = ("i32", "i64")  # Machine fields holding one column per per-env scalar
+INTERLEAVABLE = ("mem", *SCALAR_BLOCKS)  # fields mem_layout="interleaved" lays out [k, N]
+
+
 # Trailing shape (after the env axis) of every per-env array with more than one dimension.
 TRAILING_SHAPES: dict[str, Callable[[], tuple[int, ...]]] = {
+    "i32": lambda: (len(_fields("I32_FIELDS")),),
+    "i64": lambda: (len(_fields("I64_FIELDS")),),
     "rtc": lambda: (_const("gbxcule.kernels.rtc", "RTC_FIELDS"),),
     "serial_buf": lambda: (_const("gbxcule.kernels.serial", "SERIAL_CAP"),),
     "joy_rel_mask": lambda: (_const("gbxcule.kernels.joypad", "JOY_QUEUE"),),
@@ -137,12 +153,16 @@ def allocate_machine(
             setattr(m, name, wp.array(shared[name], dtype=vtype.dtype, device=device))
         elif not hasattr(vtype, "ndim"):
             setattr(m, name, scalars.get(name, 0))
-        elif name == "mem":
-            cols = row_bytes(cart.cart_ram_bytes)
-            if mem_layout == "env_major":
-                m.mem = wp.zeros((num_envs, cols), dtype=vtype.dtype, device=device)
+        elif name in INTERLEAVABLE:
+            if name == "mem":
+                cols = row_bytes(cart.cart_ram_bytes)
             else:
-                m.mem = wp.zeros((cols, num_envs), dtype=vtype.dtype, device=device).transpose()
+                (cols,) = TRAILING_SHAPES[name]()
+            if mem_layout == "env_major":
+                arr = wp.zeros((num_envs, cols), dtype=vtype.dtype, device=device)
+            else:
+                arr = wp.zeros((cols, num_envs), dtype=vtype.dtype, device=device).transpose()
+            setattr(m, name, arr)
         elif vtype.ndim == 1:
             setattr(m, name, wp.zeros(num_envs, dtype=vtype.dtype, device=device))
         else:
@@ -157,15 +177,46 @@ def allocate_machine(
 
 
 def per_env_arrays(m) -> list[tuple[str, wp.array]]:
-    """Every per-env array field of ``m`` (env axis first), shared ones excluded."""
+    """Every per-env field of ``m`` by name (env axis first), shared ones excluded.
+
+    The scalar blocks are listed column by column (``("pc", m.i32[:, PC])``, ...), so
+    each entry is one field as host code knows it.
+    """
     from gbxcule.kernels.state import Machine
 
     out = []
     for name, var in Machine.vars.items():
         if name in SHARED_FIELDS or not hasattr(var.type, "ndim"):
             continue
-        out.append((name, getattr(m, name)))
+        block = getattr(m, name)
+        if name in SCALAR_BLOCKS:
+            fields = _fields(f"{name.upper()}_FIELDS")
+            out.extend((field, block[:, k]) for k, field in enumerate(fields))
+        else:
+            out.append((name, block))
     return out
+
+
+def field_view(m, name: str) -> wp.array:
+    """The per-env field ``name`` of every env: ``[N, ...]``, a view into ``m`` (no copy)."""
+    from gbxcule.kernels.state import I32_FIELDS, I64_FIELDS
+
+    if name in I32_FIELDS:
+        return m.i32[:, I32_FIELDS.index(name)]
+    if name in I64_FIELDS:
+        return m.i64[:, I64_FIELDS.index(name)]
+    if (
+        name in SHARED_FIELDS
+        or name in SCALAR_BLOCKS
+        or not isinstance(getattr(m, name, None), wp.array)
+    ):
+        raise KeyError(f"{name!r} is not a per-env field of Machine")
+    return getattr(m, name)
+
+
+def machine_envs(m) -> int:
+    """How many envs ``m`` holds."""
+    return int(m.mem.shape[0])
 
 
 def slice_machine(m, lo: int, hi: int):

@@ -22,7 +22,13 @@ from gbxcule.backends.pixels import PixelBackendMixin, PixelBuffers
 from gbxcule.backends.protocol import CPU_STATE_KEYS
 from gbxcule.backends.pyboy_backend import check_env, check_range, check_step_config, read_rom
 from gbxcule.backends.training_api import TrainingApiMixin
-from gbxcule.backends.warp_base import allocate_machine, cart_config, per_env_arrays, slice_machine
+from gbxcule.backends.warp_base import (
+    allocate_machine,
+    cart_config,
+    field_view,
+    per_env_arrays,
+    slice_machine,
+)
 from gbxcule.core.actions import get_codec
 from gbxcule.kernels.joypad import joypad_slots
 
@@ -156,8 +162,8 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
         self._launch_all(power_on)
         self._launch_all(step_kernel, PerEnv(self._buttons), BOOT_MAX_FRAMES, 0, 0, POST_BOOT_PC)
         wp.synchronize_device(self.device)
-        pcs = self.machine.pc.numpy()
-        booted = (pcs == POST_BOOT_PC) & (self.machine.boot_on.numpy() == 0)
+        pcs = field_view(self.machine, "pc").numpy()
+        booted = (pcs == POST_BOOT_PC) & (field_view(self.machine, "boot_on").numpy() == 0)
         if not np.all(booted):
             bad = int(np.argmin(booted))
             raise RuntimeError(f"env {bad}: the boot ROM did not reach 0x0100 (PC={pcs[bad]:#06x})")
@@ -181,7 +187,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
 
     def get_cpu_state(self, env: int) -> dict[str, int]:
         env = check_env(env, self.num_envs)
-        return {key: int(getattr(self.machine, key).numpy()[env]) for key in CPU_STATE_KEYS}
+        return {key: int(field_view(self.machine, key).numpy()[env]) for key in CPU_STATE_KEYS}
 
     def read_memory(self, env: int, lo: int, hi: int) -> np.ndarray:
         return peek_memory(self.machine, check_env(env, self.num_envs), lo, hi)
@@ -195,7 +201,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
         env = check_env(env, self.num_envs)
         self._refresh_serial_after_restores()  # envs restored by reset_envs restart their output
         m = self.machine
-        total = int(m.serial_len.numpy()[env])
+        total = int(field_view(m, "serial_len").numpy()[env])
         seen = int(self._serial_seen[env])
         cap = m.serial_buf.shape[1]
         if total - seen > cap:

@@ -1,7 +1,7 @@
 """The CPU's bus: every address, dispatching the IO page to kernels/io.py.
 
 ``bus_read`` / ``bus_write`` are PyBoy's ``Motherboard.getitem`` / ``setitem``.
-The caller sets ``m.cycles[i]`` to the cycle count PyBoy has at the access;
+The caller sets ``m.i64[i, CYCLES]`` to the cycle count PyBoy has at the access;
 ``bus_read_at`` / ``bus_write_at`` also carry PyBoy's ``memory_access_offset``.
 ``bus_write`` returns 1 where PyBoy sets ``cpu.bail`` (the run loop then ends
 its slice): mapper writes, IO writes to FF00-FF4B except LY, a boot-ROM unmap
@@ -15,7 +15,7 @@ import warp as wp
 from gbxcule.core.memory_layout import HRAM_OFF, IE_OFF, UNUSABLE_OFF
 from gbxcule.kernels.io import dma_catch_up, io_read, io_write, oam_read, oam_write
 from gbxcule.kernels.memmap import mem_read, mem_write
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import ACCESS_OFFSET, BOOT_ON, Machine
 
 wp.set_module_options({"enable_backward": False})
 
@@ -53,8 +53,8 @@ def bus_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
         return 0
     dma_catch_up(m, i)
     if addr == 0xFF50:
-        if m.boot_on[i] != 0 and (v == 0x01 or v == 0x11):
-            m.boot_on[i] = 0
+        if m.i32[i, BOOT_ON] != 0 and (v == 0x01 or v == 0x11):
+            m.i32[i, BOOT_ON] = 0
             return 1
         return 0
     if addr < 0xFF80:
@@ -73,18 +73,18 @@ def bus_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
 def bus_read_at(m: wp.ref[Machine], i: int, addr: int, offset: int) -> int:
     """``bus_read`` with PyBoy's ``memory_access_offset`` = ``offset`` for this access."""
     if offset != 0:
-        m.access_offset[i] = offset
+        m.i32[i, ACCESS_OFFSET] = offset
     v = bus_read(m, i, addr)
     if offset != 0:
-        m.access_offset[i] = 0
+        m.i32[i, ACCESS_OFFSET] = 0
     return v
 
 
 @wp.func
 def bus_write_at(m: wp.ref[Machine], i: int, addr: int, value: int, offset: int) -> int:
     if offset != 0:
-        m.access_offset[i] = offset
+        m.i32[i, ACCESS_OFFSET] = offset
     bail = bus_write(m, i, addr, value)
     if offset != 0:
-        m.access_offset[i] = 0
+        m.i32[i, ACCESS_OFFSET] = 0
     return bail

@@ -27,7 +27,7 @@ fetched outside ROM.
     every other memory access             @0
 
 Illegal opcodes (D3 DB DD E3 E4 EB EC ED F4 FC FD) lock the env:
-``m.locked[i] = 0x100 | opcode``, nothing else changes. PyBoy instead spins
+``m.i32[i, LOCKED] = 0x100 | opcode``, nothing else changes. PyBoy instead spins
 forever on them (0xDB is its debugger breakpoint), so there is nothing to match.
 """
 
@@ -50,7 +50,28 @@ from gbxcule.kernels.alu import (
 from gbxcule.kernels.bus import bus_read_at, bus_write_at
 from gbxcule.kernels.ioregs import pending_interrupts
 from gbxcule.kernels.mbc import rom_read
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import (
+    BOOT_ON,
+    CYCLES,
+    HALT_EI,
+    HALTED,
+    IME,
+    IME_DELAY,
+    LOCKED,
+    PC,
+    REG_A,
+    REG_B,
+    REG_C,
+    REG_D,
+    REG_E,
+    REG_F,
+    REG_H,
+    REG_L,
+    ROM_BANK,
+    ROM_BANK_LOW,
+    SP,
+    Machine,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -109,13 +130,13 @@ def is_illegal(op: int) -> int:
 def fetch(m: wp.ref[Machine], i: int, pc: int) -> wp.vec3i:
     """Opcode and the two bytes after it, read the way PyBoy's fetch reads them."""
     if pc + 2 < 0x8000:
-        if m.boot_on[i] != 0:
+        if m.i32[i, BOOT_ON] != 0:
             return wp.vec3i(rom_read(m, i, pc), rom_read(m, i, pc + 1), rom_read(m, i, pc + 2))
         # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
         # neighbour exactly like this.
-        base = m.rom_bank[i] * 0x4000 - 0x4000
+        base = m.i32[i, ROM_BANK] * 0x4000 - 0x4000
         if pc + 2 < 0x4000:
-            base = m.rom_bank_low[i] * 0x4000
+            base = m.i32[i, ROM_BANK_LOW] * 0x4000
         k = wp.max(base + pc, 0)
         return wp.vec3i(int(m.rom[k]), int(m.rom[k + 1]), int(m.rom[k + 2]))
     out = wp.vec3i(0, 0, 0)
@@ -166,15 +187,15 @@ def reg16(p: int, b: int, c: int, d: int, e: int, h: int, l: int, last: int) -> 
 @wp.func
 def cpu_execute(m: wp.ref[Machine], i: int) -> int:
     """Run the instruction at PC; returns PyBoy's ``bail`` (1: the run loop must stop)."""
-    pc = m.pc[i]
-    c0 = m.cycles[i]
+    pc = m.i32[i, PC]
+    c0 = m.i64[i, CYCLES]
     fetched = fetch(m, i, pc)
     op = fetched[0]
     n1 = fetched[1]
     n16 = n1 | (fetched[2] << 8)
     cb = wp.where(op == 0xCB, 1, 0)
     if cb == 0 and is_illegal(op) != 0:
-        m.locked[i] = 0x100 | op
+        m.i32[i, LOCKED] = 0x100 | op
         return 0
     if cb == 1:
         op = n1
@@ -184,18 +205,18 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
     p = y >> 1
     q = y & 1
 
-    a = m.a[i]
-    f = m.f[i]
-    b = m.b[i]
-    c = m.c[i]
-    d = m.d[i]
-    e = m.e[i]
-    h = m.h[i]
-    l = m.l[i]  # noqa: E741
-    sp = m.sp[i]
+    a = m.i32[i, REG_A]
+    f = m.i32[i, REG_F]
+    b = m.i32[i, REG_B]
+    c = m.i32[i, REG_C]
+    d = m.i32[i, REG_D]
+    e = m.i32[i, REG_E]
+    h = m.i32[i, REG_H]
+    l = m.i32[i, REG_L]  # noqa: E741
+    sp = m.i32[i, SP]
     hl = (h << 8) | l
-    ime = m.ime[i]
-    ei_delay = m.ime_delay[i]
+    ime = m.i32[i, IME]
+    ei_delay = m.i32[i, IME_DELAY]
     bail = wp.int32(0)
 
     # ---- phase 1: memory reads ---------------------------------------------
@@ -255,7 +276,7 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
     rd = wp.vec2i(0, 0)
     k = wp.int32(0)
     while k < rd_n:
-        m.cycles[i] = c0 + wp.int64(rd_at + 4 * k)
+        m.i64[i, CYCLES] = c0 + wp.int64(rd_at + 4 * k)
         rd[k] = bus_read_at(m, i, (rd_addr + k) & 0xFFFF, rd_offset)
         k += 1
     m0 = rd[0]
@@ -400,8 +421,8 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
         if x == 1:
             if y == 6 and z == 6:  # HALT: PC stays; the run loop steps over it on wake-up
                 length = 0
-                m.halted[i] = 1
-                m.halt_ei[i] = wp.where(ei_delay == 1, 1, 0)
+                m.i32[i, HALTED] = 1
+                m.i32[i, HALT_EI] = wp.where(ei_delay == 1, 1, 0)
                 bail = 1
             elif y == 6:
                 cycles = 8
@@ -533,7 +554,7 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
     # ---- phase 3: memory writes ---------------------------------------------
     k = wp.int32(0)
     while k < wr_n:
-        m.cycles[i] = c0 + wp.int64(wr_at + wr_step * k)
+        m.i64[i, CYCLES] = c0 + wp.int64(wr_at + wr_step * k)
         addr = (wr_addr + wr_dir * k) & 0xFFFF
         bail = bail | bus_write_at(m, i, addr, wv[k], wr_offset)
         k += 1
@@ -569,23 +590,23 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
         nf = v16 & 0xF0
     if jump < 0:
         jump = (pc + length) & 0xFFFF
-    m.pc[i] = jump
-    m.sp[i] = sp
-    m.a[i] = a
-    m.f[i] = nf
-    m.b[i] = b
-    m.c[i] = c
-    m.d[i] = d
-    m.e[i] = e
-    m.h[i] = h
-    m.l[i] = l
-    m.cycles[i] = c0 + wp.int64(cycles)
+    m.i32[i, PC] = jump
+    m.i32[i, SP] = sp
+    m.i32[i, REG_A] = a
+    m.i32[i, REG_F] = nf
+    m.i32[i, REG_B] = b
+    m.i32[i, REG_C] = c
+    m.i32[i, REG_D] = d
+    m.i32[i, REG_E] = e
+    m.i32[i, REG_H] = h
+    m.i32[i, REG_L] = l
+    m.i64[i, CYCLES] = c0 + wp.int64(cycles)
     # PyBoy's EI countdown at the end of fetch_and_execute
     if ei_delay > 0:
         ei_delay = ei_delay - 1
         if ei_delay == 0:
             ime = 1
             bail = wp.where(pending_interrupts(m, i) != 0, 1, 0)
-    m.ime[i] = ime
-    m.ime_delay[i] = ei_delay
+    m.i32[i, IME] = ime
+    m.i32[i, IME_DELAY] = ei_delay
     return bail

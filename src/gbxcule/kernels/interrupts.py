@@ -19,7 +19,17 @@ from gbxcule.kernels.bus import bus_write
 from gbxcule.kernels.ioregs import IF, interrupt_vector, lowest_set_bit, pending_interrupts
 from gbxcule.kernels.ioregs import reg as io_reg
 from gbxcule.kernels.ioregs import set_reg as set_io_reg
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import (
+    CYCLES,
+    HALT_EI,
+    HALTED,
+    IME,
+    IME_DELAY,
+    INT_QUEUED,
+    PC,
+    SP,
+    Machine,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -27,38 +37,38 @@ DISPATCH_CYCLES = wp.constant(wp.int64(20))
 
 
 @wp.func
-def handle_interrupt(m: Machine, i: int) -> int:
+def handle_interrupt(m: wp.ref[Machine], i: int) -> int:
     """Dispatch the highest-priority pending interrupt; 0 if the first push cancelled it."""
-    sp = m.sp[i]
-    pc = m.pc[i]
+    sp = m.i32[i, SP]
+    pc = m.i32[i, PC]
     bus_write(m, i, (sp - 1) & 0xFFFF, pc >> 8)
     pending = pending_interrupts(m, i)
     if pending == 0:
-        m.pc[i] = 0
-        m.ime[i] = 0
+        m.i32[i, PC] = 0
+        m.i32[i, IME] = 0
         return 0
     bit = lowest_set_bit(pending)
     set_io_reg(m, i, IF, io_reg(m, i, IF) ^ bit)
     bus_write(m, i, (sp - 2) & 0xFFFF, pc & 0xFF)
-    m.sp[i] = (sp - 2) & 0xFFFF
-    m.pc[i] = interrupt_vector(bit)
-    m.cycles[i] = m.cycles[i] + DISPATCH_CYCLES
-    m.ime[i] = 0
+    m.i32[i, SP] = (sp - 2) & 0xFFFF
+    m.i32[i, PC] = interrupt_vector(bit)
+    m.i64[i, CYCLES] = m.i64[i, CYCLES] + DISPATCH_CYCLES
+    m.i32[i, IME] = 0
     return 1
 
 
 @wp.func
-def check_interrupts(m: Machine, i: int) -> int:
+def check_interrupts(m: wp.ref[Machine], i: int) -> int:
     """PyBoy's ``check_interrupts``: 1 when an interrupt is pending (the CPU leaves HALT)."""
-    if m.int_queued[i] != 0 or m.ime_delay[i] != 0:
+    if m.i32[i, INT_QUEUED] != 0 or m.i32[i, IME_DELAY] != 0:
         return 0
     if pending_interrupts(m, i) == 0:
-        m.int_queued[i] = 0
+        m.i32[i, INT_QUEUED] = 0
         return 0
-    if m.halted[i] != 0 and m.halt_ei[i] == 0:
-        m.pc[i] = (m.pc[i] + 1) & 0xFFFF  # step past the HALT opcode
-    m.halt_ei[i] = 0
-    if m.ime[i] != 0:
+    if m.i32[i, HALTED] != 0 and m.i32[i, HALT_EI] == 0:
+        m.i32[i, PC] = (m.i32[i, PC] + 1) & 0xFFFF  # step past the HALT opcode
+    m.i32[i, HALT_EI] = 0
+    if m.i32[i, IME] != 0:
         handle_interrupt(m, i)
-    m.int_queued[i] = 1
+    m.i32[i, INT_QUEUED] = 1
     return 1

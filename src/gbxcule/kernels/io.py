@@ -1,7 +1,7 @@
 """IO register reads and writes (0xFF00-0xFF7F) as PyBoy 2.8.1 performs them.
 
-Hooks the bus calls (``kernels/bus.py``, ``kernels/memmap.py``); ``m.cycles[i]`` is
-PyBoy's ``cpu.cycles`` at the access and ``m.access_offset[i]`` its
+Hooks the bus calls (``kernels/bus.py``, ``kernels/memmap.py``); ``m.i64[i, CYCLES]`` is
+PyBoy's ``cpu.cycles`` at the access and ``m.i32[i, ACCESS_OFFSET]`` its
 ``memory_access_offset``:
 
 * ``io_read(m, i, addr)`` / ``io_write(m, i, addr, value)``: a read first syncs the
@@ -48,7 +48,47 @@ from gbxcule.kernels.ppu import (
     vram_blocked,
 )
 from gbxcule.kernels.serial import sb_write, sc_write, serial_sync
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import (
+    ACCESS_OFFSET,
+    BOOT_ON,
+    CYCLES,
+    DMA_ACTIVE,
+    DMA_INDEX,
+    DMA_START,
+    FRAME_DONE,
+    HALT_EI,
+    IME_DELAY,
+    INT_QUEUED,
+    JOY_DIR,
+    JOY_STD,
+    LCD_CLOCK,
+    LCD_FIRST_FRAME,
+    LCD_IRQ_LINE,
+    LCD_LAST,
+    LCD_LYC_DIRTY,
+    LCD_M3_ADJUST,
+    LCD_NEXT_MODE,
+    LCD_RENDER,
+    LCD_RESET,
+    LCD_STAT_OVERRIDE,
+    LCD_TARGET,
+    LCD_TO_FRAME,
+    LCD_TO_IRQ,
+    LCD_TRANSITION,
+    SER_ACTIVE,
+    SER_LAST,
+    SER_TARGET,
+    SER_TO_IRQ,
+    SERIAL_LEN,
+    TIM_COUNTER,
+    TIM_LAST,
+    TIM_RELOAD,
+    TIM_RELOAD_LEFT,
+    TIM_TO_IRQ,
+    WIN_ACTIVE,
+    WIN_LINE,
+    Machine,
+)
 from gbxcule.kernels.timer import (
     timer_read_div,
     timer_read_tima,
@@ -74,7 +114,7 @@ __all__ = [
 
 
 @wp.func
-def io_peek(m: Machine, i: int, addr: int) -> int:
+def io_peek(m: wp.ref[Machine], i: int, addr: int) -> int:
     """Value the CPU would read at ``addr`` (0xFF00-0xFFFF) now, without syncing anything."""
     r = addr - 0xFF00
     value = int(m.mem[i, IO_OFF + r])  # P1, SB, SC, TMA, LCD registers, HRAM, IE
@@ -90,31 +130,31 @@ def io_peek(m: Machine, i: int, addr: int) -> int:
         value = value | 0xF8
     if r == 0x0F:
         value = value | 0xE0
-    if r == 0x41 and m.lcd_stat_override[i] != 0:
+    if r == 0x41 and m.i32[i, LCD_STAT_OVERRIDE] != 0:
         value = value & 0xFC
     return value
 
 
 @wp.func
-def io_read(m: Machine, i: int, addr: int) -> int:
+def io_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     r = addr - 0xFF00
-    cycles = m.cycles[i]
+    cycles = m.i64[i, CYCLES]
     if r == 0x01 or r == 0x02:
         raise_interrupt(m, i, serial_sync(m, i, cycles))
     if r >= 0x04 and r <= 0x07:
         raise_interrupt(m, i, timer_sync(m, i, cycles))
     if r >= 0x40 and r <= 0x4B:
-        raise_interrupt(m, i, lcd_sync(m, i, cycles + wp.int64(m.access_offset[i])))
+        raise_interrupt(m, i, lcd_sync(m, i, cycles + wp.int64(m.i32[i, ACCESS_OFFSET])))
     if r == 0x41:
         return stat_read(m, i)
     return io_peek(m, i, addr)
 
 
 @wp.func
-def io_write(m: Machine, i: int, addr: int, value: int):
+def io_write(m: wp.ref[Machine], i: int, addr: int, value: int):
     r = addr - 0xFF00
     v = value & 0xFF
-    cycles = m.cycles[i]
+    cycles = m.i64[i, CYCLES]
     if r == 0x00:
         p1_write(m, i, v)
     if r == 0x01 or r == 0x02:
@@ -150,7 +190,7 @@ def io_write(m: Machine, i: int, addr: int, value: int):
 
 
 @wp.func
-def power_on_timing(m: Machine, i: int):
+def power_on_timing(m: wp.ref[Machine], i: int):
     """IO/timing state of a freshly constructed PyBoy (before the boot ROM runs).
 
     ``mem`` is already zero; only non-zero registers and fields are set here.
@@ -161,42 +201,42 @@ def power_on_timing(m: Machine, i: int):
     set_reg(m, i, BGP, 0xFC)
     set_reg(m, i, OBP0, 0xFF)
     set_reg(m, i, OBP1, 0xFF)
-    m.ime_delay[i] = 0
-    m.halt_ei[i] = 0
-    m.boot_on[i] = 1
-    m.int_queued[i] = 0
-    m.frame_done[i] = 0
-    m.tim_counter[i] = 0
-    m.tim_reload[i] = 0
-    m.tim_reload_left[i] = 0
-    m.tim_last[i] = wp.int64(0)
-    m.tim_to_irq[i] = wp.int64(0)
-    m.lcd_clock[i] = wp.int64(0)
-    m.lcd_target[i] = FRAME_T
-    m.lcd_last[i] = wp.int64(0)
-    m.lcd_to_irq[i] = wp.int64(0)
-    m.lcd_to_frame[i] = FRAME_T
-    m.lcd_irq_line[i] = 0
-    m.lcd_next_mode[i] = 2
-    m.lcd_transition[i] = 0
-    m.lcd_first_frame[i] = 0
-    m.lcd_reset[i] = 0
-    m.lcd_stat_override[i] = 0
-    m.lcd_lyc_dirty[i] = 0
-    m.lcd_m3_adjust[i] = 0
-    m.win_line[i] = 0
-    m.win_active[i] = 0
-    m.lcd_render[i] = 0
-    m.ser_last[i] = wp.int64(0)
-    m.ser_target[i] = NEVER
-    m.ser_to_irq[i] = wp.int64(0)
-    m.ser_active[i] = 0
-    m.serial_len[i] = 0
-    m.dma_active[i] = 0
-    m.dma_index[i] = 0
-    m.dma_start[i] = wp.int64(0)
-    m.joy_dir[i] = 0xF
-    m.joy_std[i] = 0xF
+    m.i32[i, IME_DELAY] = 0
+    m.i32[i, HALT_EI] = 0
+    m.i32[i, BOOT_ON] = 1
+    m.i32[i, INT_QUEUED] = 0
+    m.i32[i, FRAME_DONE] = 0
+    m.i32[i, TIM_COUNTER] = 0
+    m.i32[i, TIM_RELOAD] = 0
+    m.i32[i, TIM_RELOAD_LEFT] = 0
+    m.i64[i, TIM_LAST] = wp.int64(0)
+    m.i64[i, TIM_TO_IRQ] = wp.int64(0)
+    m.i64[i, LCD_CLOCK] = wp.int64(0)
+    m.i64[i, LCD_TARGET] = FRAME_T
+    m.i64[i, LCD_LAST] = wp.int64(0)
+    m.i64[i, LCD_TO_IRQ] = wp.int64(0)
+    m.i64[i, LCD_TO_FRAME] = FRAME_T
+    m.i32[i, LCD_IRQ_LINE] = 0
+    m.i32[i, LCD_NEXT_MODE] = 2
+    m.i32[i, LCD_TRANSITION] = 0
+    m.i32[i, LCD_FIRST_FRAME] = 0
+    m.i32[i, LCD_RESET] = 0
+    m.i32[i, LCD_STAT_OVERRIDE] = 0
+    m.i32[i, LCD_LYC_DIRTY] = 0
+    m.i32[i, LCD_M3_ADJUST] = 0
+    m.i32[i, WIN_LINE] = 0
+    m.i32[i, WIN_ACTIVE] = 0
+    m.i32[i, LCD_RENDER] = 0
+    m.i64[i, SER_LAST] = wp.int64(0)
+    m.i64[i, SER_TARGET] = NEVER
+    m.i64[i, SER_TO_IRQ] = wp.int64(0)
+    m.i32[i, SER_ACTIVE] = 0
+    m.i32[i, SERIAL_LEN] = 0
+    m.i32[i, DMA_ACTIVE] = 0
+    m.i32[i, DMA_INDEX] = 0
+    m.i64[i, DMA_START] = wp.int64(0)
+    m.i32[i, JOY_DIR] = 0xF
+    m.i32[i, JOY_STD] = 0xF
     for k in range(m.joy_rel_mask.shape[1]):
         m.joy_rel_mask[i, k] = 0
         m.joy_rel_wait[i, k] = 0

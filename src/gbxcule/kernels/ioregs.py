@@ -52,30 +52,30 @@ NEVER = wp.constant(wp.int64(MAX_CYCLES))
 
 
 @wp.func
-def reg(m: Machine, i: int, r: int) -> int:
+def reg(m: wp.ref[Machine], i: int, r: int) -> int:
     """Raw value of IO register ``0xFF00 + r``."""
     return int(m.mem[i, IO_BASE + r])
 
 
 @wp.func
-def set_reg(m: Machine, i: int, r: int, value: int):
+def set_reg(m: wp.ref[Machine], i: int, r: int, value: int):
     m.mem[i, IO_BASE + r] = wp.uint8(value & 0xFF)
 
 
 @wp.func
-def raise_interrupt(m: Machine, i: int, bits: int):
+def raise_interrupt(m: wp.ref[Machine], i: int, bits: int):
     """PyBoy's ``set_interruptflag``: OR ``bits`` into IF."""
     if bits != 0:
         m.mem[i, IO_BASE + IF] = wp.uint8((int(m.mem[i, IO_BASE + IF]) | bits) & 0x1F)
 
 
 @wp.func
-def interrupt_enable(m: Machine, i: int) -> int:
+def interrupt_enable(m: wp.ref[Machine], i: int) -> int:
     return int(m.mem[i, IE_INDEX])
 
 
 @wp.func
-def pending_interrupts(m: Machine, i: int) -> int:
+def pending_interrupts(m: wp.ref[Machine], i: int) -> int:
     """IF & IE over the 5 interrupt bits (PyBoy's ``raised_and_enabled``)."""
     return reg(m, i, IF) & int(m.mem[i, IE_INDEX]) & 0x1F
 

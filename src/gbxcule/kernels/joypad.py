@@ -19,7 +19,7 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.kernels.ioregs import INT_JOYPAD, P1, raise_interrupt, set_reg
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import JOY_DIR, JOY_STD, Machine
 
 wp.set_module_options({"enable_backward": False})
 
@@ -42,40 +42,40 @@ def joypad_slots(frames_per_step: int, release_after_frames: int) -> int:
 
 
 @wp.func
-def p1_write(m: Machine, i: int, value: int):
+def p1_write(m: wp.ref[Machine], i: int, value: int):
     p14 = (value >> 4) & 1
     p15 = (value >> 5) & 1
     result = (value | 0xCF) & 0xFF
     if p14 == 1 and p15 == 1:
         result = 0x0F
     elif p14 == 0 and p15 == 1:
-        result = result & m.joy_dir[i]
+        result = result & m.i32[i, JOY_DIR]
     elif p14 == 1 and p15 == 0:
-        result = result & m.joy_std[i]
+        result = result & m.i32[i, JOY_STD]
     set_reg(m, i, P1, result | 0xC0)
 
 
 @wp.func
-def press_buttons(m: Machine, i: int, mask: int):
+def press_buttons(m: wp.ref[Machine], i: int, mask: int):
     """Press the buttons of ``mask`` (bit order right, left, up, down, a, b, select, start)."""
-    old_dir = m.joy_dir[i]
-    old_std = m.joy_std[i]
+    old_dir = m.i32[i, JOY_DIR]
+    old_std = m.i32[i, JOY_STD]
     new_dir = old_dir & ~(mask & 0xF)
     new_std = old_std & ~((mask >> 4) & 0xF)
-    m.joy_dir[i] = new_dir
-    m.joy_std[i] = new_std
+    m.i32[i, JOY_DIR] = new_dir
+    m.i32[i, JOY_STD] = new_std
     if ((old_dir ^ new_dir) & old_dir) != 0 or ((old_std ^ new_std) & old_std) != 0:
         raise_interrupt(m, i, INT_JOYPAD)
 
 
 @wp.func
-def release_buttons(m: Machine, i: int, mask: int):
-    m.joy_dir[i] = m.joy_dir[i] | (mask & 0xF)
-    m.joy_std[i] = m.joy_std[i] | ((mask >> 4) & 0xF)
+def release_buttons(m: wp.ref[Machine], i: int, mask: int):
+    m.i32[i, JOY_DIR] = m.i32[i, JOY_DIR] | (mask & 0xF)
+    m.i32[i, JOY_STD] = m.i32[i, JOY_STD] | ((mask >> 4) & 0xF)
 
 
 @wp.func
-def joypad_frame_start(m: Machine, i: int, press: int, release_after: int):
+def joypad_frame_start(m: wp.ref[Machine], i: int, press: int, release_after: int):
     """Input events at the start of a frame: due releases, then ``press`` (a mask, 0 = none)."""
     slots = m.joy_rel_mask.shape[1]
     for k in range(slots):
@@ -97,7 +97,7 @@ def joypad_frame_start(m: Machine, i: int, press: int, release_after: int):
 
 
 @wp.func
-def joypad_frame_end(m: Machine, i: int):
+def joypad_frame_end(m: wp.ref[Machine], i: int):
     slots = m.joy_rel_mask.shape[1]
     for k in range(slots):
         if m.joy_rel_mask[i, k] != 0:

@@ -19,7 +19,18 @@ import warp as wp
 
 from gbxcule.core.memory_layout import CART_RAM_OFF
 from gbxcule.kernels.rtc import rtc_command, rtc_read, rtc_tick, rtc_write
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import (
+    BOOT_ON,
+    CYCLES,
+    MBC_MODE,
+    MBC_REG1,
+    MBC_REG2,
+    RAM_BANK,
+    RAM_ENABLED,
+    ROM_BANK,
+    ROM_BANK_LOW,
+    Machine,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -38,15 +49,15 @@ MBC2_RAM_CELLS = 512
 def rom_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     """0x0000-0x7FFF as the CPU sees it: boot ROM overlay, then the mapped banks."""
     if addr < 0x4000:
-        if addr < 0x100 and m.boot_on[i] != 0:
+        if addr < 0x100 and m.i32[i, BOOT_ON] != 0:
             return int(m.boot[addr])
-        return int(m.rom[m.rom_bank_low[i] * 0x4000 + addr])
-    return int(m.rom[m.rom_bank[i] * 0x4000 + addr - 0x4000])
+        return int(m.rom[m.i32[i, ROM_BANK_LOW] * 0x4000 + addr])
+    return int(m.rom[m.i32[i, ROM_BANK] * 0x4000 + addr - 0x4000])
 
 
 @wp.func
 def rtc_selected(m: wp.ref[Machine], i: int) -> int:
-    sel = m.ram_bank[i]
+    sel = m.i32[i, RAM_BANK]
     if m.has_rtc != 0 and sel >= 0x08 and sel <= 0x0C:
         return 1
     return 0
@@ -54,22 +65,22 @@ def rtc_selected(m: wp.ref[Machine], i: int) -> int:
 
 @wp.func
 def mbc1_update_banks(m: wp.ref[Machine], i: int):
-    reg1 = m.mbc_reg1[i]
-    reg2 = m.mbc_reg2[i]
+    reg1 = m.i32[i, MBC_REG1]
+    reg2 = m.i32[i, MBC_REG2]
     low = wp.int32(0)
-    if m.mbc_mode[i] == 1:
+    if m.i32[i, MBC_MODE] == 1:
         shift = 5
         if m.mbc1_multicart != 0:
             shift = 4
         low = (reg2 << shift) % m.rom_banks
-    m.rom_bank_low[i] = low
+    m.i32[i, ROM_BANK_LOW] = low
     if m.mbc1_multicart != 0:
         sel = (reg2 << 4) | (reg1 & 0x0F)
         if (reg1 & 0x0F) == 0 and (reg1 & 0x10) == 0:
             sel = sel | 1
-        m.rom_bank[i] = sel % m.rom_banks
+        m.i32[i, ROM_BANK] = sel % m.rom_banks
     else:
-        m.rom_bank[i] = ((reg2 << 5) | reg1) % m.rom_banks
+        m.i32[i, ROM_BANK] = ((reg2 << 5) | reg1) % m.rom_banks
 
 
 @wp.func
@@ -81,56 +92,56 @@ def mbc_write(m: wp.ref[Machine], i: int, addr: int, value: int):
             v = value
             if v == 0:
                 v = 1
-            m.rom_bank[i] = v & 1
+            m.i32[i, ROM_BANK] = v & 1
     if kind == MBC1:
         if addr < 0x2000:
-            m.ram_enabled[i] = wp.where((value & 0x0F) == 0x0A, 1, 0)
+            m.i32[i, RAM_ENABLED] = wp.where((value & 0x0F) == 0x0A, 1, 0)
         elif addr < 0x4000:
             v = value & 0x1F
             if v == 0:
                 v = 1
-            m.mbc_reg1[i] = v
+            m.i32[i, MBC_REG1] = v
         elif addr < 0x6000:
-            m.mbc_reg2[i] = value & 0x03
+            m.i32[i, MBC_REG2] = value & 0x03
         else:
-            m.mbc_mode[i] = value & 0x01
+            m.i32[i, MBC_MODE] = value & 0x01
         mbc1_update_banks(m, i)
     if kind == MBC2:
         if addr < 0x4000:
             v = value & 0x0F
             if (addr & 0x100) == 0:
-                m.ram_enabled[i] = wp.where(v == 0x0A, 1, 0)
+                m.i32[i, RAM_ENABLED] = wp.where(v == 0x0A, 1, 0)
             else:
                 if v == 0:
                     v = 1
-                m.rom_bank[i] = v % m.rom_banks
+                m.i32[i, ROM_BANK] = v % m.rom_banks
     if kind == MBC3:
         if addr < 0x2000:
-            m.ram_enabled[i] = wp.where((value & 0x0F) == 0x0A, 1, 0)
+            m.i32[i, RAM_ENABLED] = wp.where((value & 0x0F) == 0x0A, 1, 0)
         elif addr < 0x4000:
             v = value
             if m.mbc30 == 0:
                 v = value & 0x7F
             if v == 0:
                 v = 1
-            m.rom_bank[i] = v % m.rom_banks
+            m.i32[i, ROM_BANK] = v % m.rom_banks
         elif addr < 0x6000:
             if value >= 0x08 and value <= 0x0C:
-                m.ram_bank[i] = value
+                m.i32[i, RAM_BANK] = value
             else:
-                m.ram_bank[i] = value % m.ram_banks
+                m.i32[i, RAM_BANK] = value % m.ram_banks
         elif m.has_rtc != 0:
-            rtc_tick(m, i, m.cycles[i])
+            rtc_tick(m, i, m.i64[i, CYCLES])
             rtc_command(m, i, value)
     if kind == MBC5:
         if addr < 0x2000:
-            m.ram_enabled[i] = wp.where(value == 0x0A, 1, 0)
+            m.i32[i, RAM_ENABLED] = wp.where(value == 0x0A, 1, 0)
         elif addr < 0x3000:
-            m.rom_bank[i] = ((m.rom_bank[i] & 0x100) | value) % m.rom_banks
+            m.i32[i, ROM_BANK] = ((m.i32[i, ROM_BANK] & 0x100) | value) % m.rom_banks
         elif addr < 0x4000:
-            m.rom_bank[i] = (((value & 1) << 8) | (m.rom_bank[i] & 0xFF)) % m.rom_banks
+            m.i32[i, ROM_BANK] = (((value & 1) << 8) | (m.i32[i, ROM_BANK] & 0xFF)) % m.rom_banks
         elif addr < 0x6000:
-            m.ram_bank[i] = (value & 0x0F) % m.ram_banks
+            m.i32[i, RAM_BANK] = (value & 0x0F) % m.ram_banks
 
 
 @wp.func
@@ -145,17 +156,17 @@ def cart_ram_index(m: wp.ref[Machine], bank: int, addr: int) -> int:
 def cart_ram_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     """A CPU read of 0xA000-0xBFFF (PyBoy syncs the clock first when a register is selected)."""
     if rtc_selected(m, i) != 0:
-        rtc_tick(m, i, m.cycles[i])
+        rtc_tick(m, i, m.i64[i, CYCLES])
     kind = m.mbc_kind
-    if kind == MBC_NONE or m.ram_enabled[i] == 0:
+    if kind == MBC_NONE or m.i32[i, RAM_ENABLED] == 0:
         return 0xFF
     if kind == MBC2:
         return int(m.mem[i, CART_RAM_BASE + (addr - 0xA000) % MBC2_RAM_CELLS]) | 0xF0
-    bank = m.ram_bank[i]
+    bank = m.i32[i, RAM_BANK]
     if kind == MBC1:
         bank = 0
-        if m.mbc_mode[i] == 1:
-            bank = m.mbc_reg2[i] % m.ram_banks
+        if m.i32[i, MBC_MODE] == 1:
+            bank = m.i32[i, MBC_REG2] % m.ram_banks
     elif rtc_selected(m, i) != 0:
         return rtc_read(m, i, bank)
     k = cart_ram_index(m, bank, addr)
@@ -167,23 +178,23 @@ def cart_ram_read(m: wp.ref[Machine], i: int, addr: int) -> int:
 @wp.func
 def cart_ram_write(m: wp.ref[Machine], i: int, addr: int, value: int):
     if rtc_selected(m, i) != 0:
-        rtc_tick(m, i, m.cycles[i])
+        rtc_tick(m, i, m.i64[i, CYCLES])
     kind = m.mbc_kind
     if kind == MBC1:
         # PyBoy's MBC1.setitem recomputes the ROM banks after every write, RAM writes too
         # (a no-op unless the banks disagree with the registers, as in pre-2.3 save states).
         mbc1_update_banks(m, i)
-    if kind == MBC_NONE or m.ram_enabled[i] == 0:
+    if kind == MBC_NONE or m.i32[i, RAM_ENABLED] == 0:
         return
     if kind == MBC2:
         k2 = CART_RAM_BASE + (addr - 0xA000) % MBC2_RAM_CELLS
         m.mem[i, k2] = wp.uint8((value | 0xF0) & 0xFF)
         return
-    bank = m.ram_bank[i]
+    bank = m.i32[i, RAM_BANK]
     if kind == MBC1:
         bank = 0
-        if m.mbc_mode[i] == 1:
-            bank = m.mbc_reg2[i] % m.ram_banks
+        if m.i32[i, MBC_MODE] == 1:
+            bank = m.i32[i, MBC_REG2] % m.ram_banks
     if kind == MBC3:
         if rtc_selected(m, i) != 0:
             rtc_write(m, i, bank, value)

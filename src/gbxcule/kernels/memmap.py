@@ -4,7 +4,8 @@
 for 0x0000-0xFDFF. They never touch IO registers, so OAM DMA can read its
 source through ``mem_read``. The only timing-dependent part is VRAM: PyBoy
 checks the PPU lock only when the access carries a nonzero
-``memory_access_offset`` (``m.access_offset``), which a handful of opcodes set.
+``memory_access_offset`` (column ``ACCESS_OFFSET`` of ``m.i32``), which a handful of
+opcodes set.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import warp as wp
 from gbxcule.core.memory_layout import VRAM_OFF, WRAM_OFF
 from gbxcule.kernels.io import vram_blocked
 from gbxcule.kernels.mbc import cart_ram_read, cart_ram_write, mbc_write, rom_read
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import ACCESS_OFFSET, Machine
 
 wp.set_module_options({"enable_backward": False})
 
@@ -28,7 +29,7 @@ def mem_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     if addr < 0x8000:
         return rom_read(m, i, addr)
     if addr < 0xA000:
-        if m.access_offset[i] != 0:
+        if m.i32[i, ACCESS_OFFSET] != 0:
             if vram_blocked(m, i, 0) != 0:
                 return 0xFF
         return int(m.mem[i, VRAM_BASE + addr - 0x8000])
@@ -46,7 +47,7 @@ def mem_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
         mbc_write(m, i, addr, value)
         return 1
     if addr < 0xA000:
-        if m.access_offset[i] != 0:
+        if m.i32[i, ACCESS_OFFSET] != 0:
             if vram_blocked(m, i, 1) != 0:
                 return 0
         m.mem[i, VRAM_BASE + addr - 0x8000] = wp.uint8(value & 0xFF)

@@ -48,7 +48,28 @@ from gbxcule.kernels.ioregs import (
     set_reg,
 )
 from gbxcule.kernels.render import snapshot_frame_video
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import (
+    ACCESS_OFFSET,
+    CYCLES,
+    FRAME_DONE,
+    LCD_CLOCK,
+    LCD_FIRST_FRAME,
+    LCD_IRQ_LINE,
+    LCD_LAST,
+    LCD_LYC_DIRTY,
+    LCD_M3_ADJUST,
+    LCD_NEXT_MODE,
+    LCD_RENDER,
+    LCD_RESET,
+    LCD_STAT_OVERRIDE,
+    LCD_TARGET,
+    LCD_TO_FRAME,
+    LCD_TO_IRQ,
+    LCD_TRANSITION,
+    WIN_ACTIVE,
+    WIN_LINE,
+    Machine,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -84,12 +105,12 @@ FLAG_BLANK = wp.constant(px.LATCH_FLAG_BLANK)
 
 
 @wp.func
-def lcd_mode(m: Machine, i: int) -> int:
+def lcd_mode(m: wp.ref[Machine], i: int) -> int:
     return reg(m, i, STAT) & 3
 
 
 @wp.func
-def stat_update_line(m: Machine, i: int) -> int:
+def stat_update_line(m: wp.ref[Machine], i: int) -> int:
     """Recompute the STAT interrupt line; INT_STAT on its rising edge."""
     stat = reg(m, i, STAT)
     mode = stat & 3
@@ -99,14 +120,14 @@ def stat_update_line(m: Machine, i: int) -> int:
     if (stat & 0x44) == 0x44:
         line = 1
     irq = 0
-    if line == 1 and m.lcd_irq_line[i] == 0:
+    if line == 1 and m.i32[i, LCD_IRQ_LINE] == 0:
         irq = INT_STAT
-    m.lcd_irq_line[i] = line
+    m.i32[i, LCD_IRQ_LINE] = line
     return irq
 
 
 @wp.func
-def stat_set_mode(m: Machine, i: int, mode: int) -> int:
+def stat_set_mode(m: wp.ref[Machine], i: int, mode: int) -> int:
     stat = reg(m, i, STAT)
     if (stat & 3) == mode:
         return 0
@@ -115,7 +136,7 @@ def stat_set_mode(m: Machine, i: int, mode: int) -> int:
 
 
 @wp.func
-def stat_update_lyc(m: Machine, i: int) -> int:
+def stat_update_lyc(m: wp.ref[Machine], i: int) -> int:
     stat = reg(m, i, STAT) & 0xFB
     if reg(m, i, LYC) == reg(m, i, LY):
         stat = stat | 0x04
@@ -124,49 +145,49 @@ def stat_update_lyc(m: Machine, i: int) -> int:
 
 
 @wp.func
-def stat_write(m: Machine, i: int, value: int) -> int:
+def stat_write(m: wp.ref[Machine], i: int, value: int) -> int:
     """Bits 3-6 are writable; bit 7 and the mode/LYC bits are kept."""
     set_reg(m, i, STAT, (reg(m, i, STAT) & 0x87) | (value & 0x78))
     return stat_update_line(m, i)
 
 
 @wp.func
-def stat_read(m: Machine, i: int) -> int:
+def stat_read(m: wp.ref[Machine], i: int) -> int:
     """STAT as the CPU reads it; a pending mode override (LYC written while off) is consumed."""
     value = reg(m, i, STAT)
-    if m.lcd_stat_override[i] != 0:
-        m.lcd_stat_override[i] = 0
+    if m.i32[i, LCD_STAT_OVERRIDE] != 0:
+        m.i32[i, LCD_STAT_OVERRIDE] = 0
         value = value & 0xFC
     return value
 
 
 @wp.func
-def lyc_write(m: Machine, i: int, value: int) -> int:
+def lyc_write(m: wp.ref[Machine], i: int, value: int) -> int:
     set_reg(m, i, LYC, value)
     if (reg(m, i, LCDC) & 0x80) != 0:
         return stat_update_lyc(m, i)
-    m.lcd_lyc_dirty[i] = 1
+    m.i32[i, LCD_LYC_DIRTY] = 1
     return 0
 
 
 @wp.func
-def lcdc_write(m: Machine, i: int, value: int) -> int:
+def lcdc_write(m: wp.ref[Machine], i: int, value: int) -> int:
     was_on = (reg(m, i, LCDC) & 0x80) != 0
     set_reg(m, i, LCDC, value)
     now_on = (value & 0x80) != 0
     if was_on and not now_on:
-        m.lcd_clock[i] = wp.int64(0)
-        m.lcd_target[i] = wp.int64(0)
-        m.lcd_to_frame[i] = wp.int64(0)
+        m.i64[i, LCD_CLOCK] = wp.int64(0)
+        m.i64[i, LCD_TARGET] = wp.int64(0)
+        m.i64[i, LCD_TO_FRAME] = wp.int64(0)
         stat_set_mode(m, i, 0)  # the line moves, but PyBoy raises nothing here
         set_reg(m, i, LY, 0)
     if now_on and not was_on:
-        m.lcd_target[i] = wp.int64(0)  # the next sync restarts the LCD and ends the frame
-        m.lcd_first_frame[i] = 1
-        m.lcd_reset[i] = 1
-        if m.lcd_lyc_dirty[i] != 0:
-            m.lcd_stat_override[i] = 1
-            m.lcd_lyc_dirty[i] = 0
+        m.i64[i, LCD_TARGET] = wp.int64(0)  # the next sync restarts the LCD and ends the frame
+        m.i32[i, LCD_FIRST_FRAME] = 1
+        m.i32[i, LCD_RESET] = 1
+        if m.i32[i, LCD_LYC_DIRTY] != 0:
+            m.i32[i, LCD_STAT_OVERRIDE] = 1
+            m.i32[i, LCD_LYC_DIRTY] = 0
         if (reg(m, i, STAT) & 0x40) != 0:
             return stat_update_lyc(m, i)
     return 0
@@ -176,7 +197,7 @@ def lcdc_write(m: Machine, i: int, value: int) -> int:
 
 
 @wp.func
-def sprite_penalty(m: Machine, i: int, ly: int) -> int:
+def sprite_penalty(m: wp.ref[Machine], i: int, ly: int) -> int:
     """Extra mode-3 cycles for the (up to 10) objects on line ``ly``."""
     lcdc = reg(m, i, LCDC)
     if (lcdc & 0x02) == 0:
@@ -230,9 +251,9 @@ def sprite_penalty(m: Machine, i: int, ly: int) -> int:
 
 
 @wp.func
-def mode3_adjustment(m: Machine, i: int, ly: int) -> int:
+def mode3_adjustment(m: wp.ref[Machine], i: int, ly: int) -> int:
     adjustment = sprite_penalty(m, i, ly)
-    if m.lcd_first_frame[i] == 0:
+    if m.i32[i, LCD_FIRST_FRAME] == 0:
         adjustment += ((reg(m, i, SCX) & 7) + 3) // 4 * 4
     return adjustment
 
@@ -241,7 +262,7 @@ def mode3_adjustment(m: Machine, i: int, ly: int) -> int:
 
 
 @wp.func
-def latch_registers(m: Machine, i: int, ly: int, flags: int):
+def latch_registers(m: wp.ref[Machine], i: int, ly: int, flags: int):
     m.line_latch[i, ly, L_LCDC] = wp.uint8(reg(m, i, LCDC))
     m.line_latch[i, ly, L_SCX] = wp.uint8(reg(m, i, SCX))
     m.line_latch[i, ly, L_SCY] = wp.uint8(reg(m, i, SCY))
@@ -250,29 +271,29 @@ def latch_registers(m: Machine, i: int, ly: int, flags: int):
     m.line_latch[i, ly, L_BGP] = wp.uint8(reg(m, i, BGP))
     m.line_latch[i, ly, L_OBP0] = wp.uint8(reg(m, i, OBP0))
     m.line_latch[i, ly, L_OBP1] = wp.uint8(reg(m, i, OBP1))
-    m.line_latch[i, ly, L_WIN_LINE] = wp.uint8(m.win_line[i] & 0xFF)
+    m.line_latch[i, ly, L_WIN_LINE] = wp.uint8(m.i32[i, WIN_LINE] & 0xFF)
     m.line_latch[i, ly, L_FLAGS] = wp.uint8(flags)
 
 
 @wp.func
-def draw_line(m: Machine, i: int, ly: int):
+def draw_line(m: wp.ref[Machine], i: int, ly: int):
     """PyBoy's ``Renderer.scanline`` bookkeeping: window line counter, then the latch."""
-    if m.lcd_render[i] == 0:
+    if m.i32[i, LCD_RENDER] == 0:
         return
     flags = 0
-    if m.win_active[i] != 0:
+    if m.i32[i, WIN_ACTIVE] != 0:
         flags = FLAG_WINDOW_ACTIVE
         if (reg(m, i, LCDC) & 0x20) != 0 and reg(m, i, WX) - 7 < SCREEN_W:
-            m.win_line[i] = m.win_line[i] + 1
+            m.i32[i, WIN_LINE] = m.i32[i, WIN_LINE] + 1
     if ly < SCREEN_H:
         latch_registers(m, i, ly, flags)
     if ly == SCREEN_H - 1:
-        m.win_line[i] = -1
+        m.i32[i, WIN_LINE] = -1
         snapshot_frame_video(m, i)  # the picture's VRAM/OAM, before VBlank rewrites them
 
 
 @wp.func
-def blank_screen(m: Machine, i: int):
+def blank_screen(m: wp.ref[Machine], i: int):
     for ly in range(SCREEN_H):
         latch_registers(m, i, ly, FLAG_BLANK)
 
@@ -281,7 +302,7 @@ def blank_screen(m: Machine, i: int):
 
 
 @wp.func
-def wy_hit(m: Machine, i: int, ly: int) -> int:
+def wy_hit(m: wp.ref[Machine], i: int, ly: int) -> int:
     """1 when WY equals ``ly`` (the window's Y condition, checked at line starts)."""
     if reg(m, i, WY) == ly:
         return 1
@@ -289,118 +310,118 @@ def wy_hit(m: Machine, i: int, ly: int) -> int:
 
 
 @wp.func
-def lcd_sync(m: Machine, i: int, cycles: wp.int64) -> int:
+def lcd_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
     """Advance the LCD to ``cycles`` (one transition at most); returns IF bits to raise."""
-    delta = cycles - m.lcd_last[i]
+    delta = cycles - m.i64[i, LCD_LAST]
     if delta == wp.int64(0):
         return 0
-    m.lcd_last[i] = cycles
+    m.i64[i, LCD_LAST] = cycles
     irq = 0
-    clock = m.lcd_clock[i] + delta
-    m.lcd_clock[i] = clock
-    target = m.lcd_target[i]
+    clock = m.i64[i, LCD_CLOCK] + delta
+    m.i64[i, LCD_CLOCK] = clock
+    target = m.i64[i, LCD_TARGET]
     if clock >= target:
         on = (reg(m, i, LCDC) & 0x80) != 0
         ly = reg(m, i, LY)
-        trans = m.lcd_transition[i]
+        trans = m.i32[i, LCD_TRANSITION]
         if not on:
-            m.frame_done[i] = 1
-            m.lcd_clock[i] = clock % FRAME_T
-            m.lcd_target[i] = FRAME_T
+            m.i32[i, FRAME_DONE] = 1
+            m.i64[i, LCD_CLOCK] = clock % FRAME_T
+            m.i64[i, LCD_TARGET] = FRAME_T
             blank_screen(m, i)
-        elif m.lcd_reset[i] != 0:
-            m.lcd_reset[i] = 0
-            m.frame_done[i] = 1
+        elif m.i32[i, LCD_RESET] != 0:
+            m.i32[i, LCD_RESET] = 0
+            m.i32[i, FRAME_DONE] = 1
             set_reg(m, i, LY, 0)
-            m.lcd_clock[i] = wp.int64(0)
-            m.lcd_target[i] = wp.int64(STARTUP_MODE0_CYCLES)
-            m.lcd_next_mode[i] = 3
-            m.lcd_transition[i] = TRANS_NONE
+            m.i64[i, LCD_CLOCK] = wp.int64(0)
+            m.i64[i, LCD_TARGET] = wp.int64(STARTUP_MODE0_CYCLES)
+            m.i32[i, LCD_NEXT_MODE] = 3
+            m.i32[i, LCD_TRANSITION] = TRANS_NONE
             irq = irq | stat_set_mode(m, i, 0)
-            m.win_active[i] = wy_hit(m, i, 0)
+            m.i32[i, WIN_ACTIVE] = wy_hit(m, i, 0)
             irq = irq | stat_update_lyc(m, i)
         elif ly == 153:
-            if m.lcd_first_frame[i] != 0 and target < FRAME_T:
-                m.lcd_target[i] = FRAME_T  # the startup line is 8 cycles short
+            if m.i32[i, LCD_FIRST_FRAME] != 0 and target < FRAME_T:
+                m.i64[i, LCD_TARGET] = FRAME_T  # the startup line is 8 cycles short
             else:
-                m.frame_done[i] = 1
+                m.i32[i, FRAME_DONE] = 1
                 set_reg(m, i, LY, 0)
-                m.lcd_clock[i] = clock % FRAME_T
-                m.lcd_first_frame[i] = 0
-                m.lcd_target[i] = target % FRAME_T + wp.int64(MODE2_CYCLES)
-                m.lcd_next_mode[i] = 3
-                m.lcd_transition[i] = TRANS_NONE
+                m.i64[i, LCD_CLOCK] = clock % FRAME_T
+                m.i32[i, LCD_FIRST_FRAME] = 0
+                m.i64[i, LCD_TARGET] = target % FRAME_T + wp.int64(MODE2_CYCLES)
+                m.i32[i, LCD_NEXT_MODE] = 3
+                m.i32[i, LCD_TRANSITION] = TRANS_NONE
                 irq = irq | stat_set_mode(m, i, 2)
-                m.win_active[i] = wy_hit(m, i, 0)
+                m.i32[i, WIN_ACTIVE] = wy_hit(m, i, 0)
                 irq = irq | stat_update_lyc(m, i)
         elif trans == TRANS_ADVANCE_LY:
             set_reg(m, i, LY, ly + 1)
-            if m.lcd_first_frame[i] != 0:
+            if m.i32[i, LCD_FIRST_FRAME] != 0:
                 set_reg(m, i, STAT, reg(m, i, STAT) & 0xFB)  # compared again at mode 2
                 irq = irq | stat_update_line(m, i)
             else:
                 irq = irq | stat_update_lyc(m, i)
-            m.lcd_target[i] = target + wp.int64(4)
-            m.lcd_transition[i] = TRANS_START_MODE2
+            m.i64[i, LCD_TARGET] = target + wp.int64(4)
+            m.i32[i, LCD_TRANSITION] = TRANS_START_MODE2
         elif trans == TRANS_START_MODE2:
             irq = irq | stat_set_mode(m, i, 2)
-            if m.lcd_first_frame[i] != 0:
+            if m.i32[i, LCD_FIRST_FRAME] != 0:
                 irq = irq | stat_update_lyc(m, i)
-            m.lcd_target[i] = target + wp.int64(MODE2_CYCLES)
-            m.lcd_next_mode[i] = 3
-            m.lcd_transition[i] = TRANS_NONE
+            m.i64[i, LCD_TARGET] = target + wp.int64(MODE2_CYCLES)
+            m.i32[i, LCD_NEXT_MODE] = 3
+            m.i32[i, LCD_TRANSITION] = TRANS_NONE
             if reg(m, i, WY) == ly:
-                m.win_active[i] = 1
+                m.i32[i, WIN_ACTIVE] = 1
         else:
             irq = irq | mode_transition(m, i, target)
-    m.lcd_to_irq[i] = m.lcd_target[i] - m.lcd_clock[i]
-    m.lcd_to_frame[i] = FRAME_T - m.lcd_clock[i]
+    m.i64[i, LCD_TO_IRQ] = m.i64[i, LCD_TARGET] - m.i64[i, LCD_CLOCK]
+    m.i64[i, LCD_TO_FRAME] = FRAME_T - m.i64[i, LCD_CLOCK]
     return irq
 
 
 @wp.func
-def mode_transition(m: Machine, i: int, target: wp.int64) -> int:
+def mode_transition(m: wp.ref[Machine], i: int, target: wp.int64) -> int:
     """Enter ``lcd_next_mode`` and schedule the one after it."""
-    irq = stat_set_mode(m, i, m.lcd_next_mode[i])
+    irq = stat_set_mode(m, i, m.i32[i, LCD_NEXT_MODE])
     mode = lcd_mode(m, i)
     ly = reg(m, i, LY)
-    m.lcd_transition[i] = TRANS_NONE
+    m.i32[i, LCD_TRANSITION] = TRANS_NONE
     if mode == 2:
         ly = ly + 1
         set_reg(m, i, LY, ly)
-        m.lcd_target[i] = target + wp.int64(MODE2_CYCLES)
-        m.lcd_next_mode[i] = 3
+        m.i64[i, LCD_TARGET] = target + wp.int64(MODE2_CYCLES)
+        m.i32[i, LCD_NEXT_MODE] = 3
         irq = irq | stat_update_lyc(m, i)
         if reg(m, i, WY) == ly:
-            m.win_active[i] = 1
+            m.i32[i, WIN_ACTIVE] = 1
     if mode == 3:
         adjustment = mode3_adjustment(m, i, ly)
-        m.lcd_m3_adjust[i] = adjustment
-        m.lcd_target[i] = target + wp.int64(MODE3_CYCLES + adjustment)
-        m.lcd_next_mode[i] = 0
+        m.i32[i, LCD_M3_ADJUST] = adjustment
+        m.i64[i, LCD_TARGET] = target + wp.int64(MODE3_CYCLES + adjustment)
+        m.i32[i, LCD_NEXT_MODE] = 0
     if mode == 0:
-        hblank = HBLANK_CYCLES - m.lcd_m3_adjust[i]
+        hblank = HBLANK_CYCLES - m.i32[i, LCD_M3_ADJUST]
         if ly < 143:
-            m.lcd_next_mode[i] = 2
-            m.lcd_transition[i] = TRANS_ADVANCE_LY
+            m.i32[i, LCD_NEXT_MODE] = 2
+            m.i32[i, LCD_TRANSITION] = TRANS_ADVANCE_LY
         else:
-            m.lcd_next_mode[i] = 1
-            if m.lcd_first_frame[i] == 0:
+            m.i32[i, LCD_NEXT_MODE] = 1
+            if m.i32[i, LCD_FIRST_FRAME] == 0:
                 hblank += 4
-        m.lcd_target[i] = target + wp.int64(hblank)
+        m.i64[i, LCD_TARGET] = target + wp.int64(hblank)
         draw_line(m, i, ly)
     if mode == 1:
-        m.lcd_target[i] = target + wp.int64(LINE_CYCLES)
-        m.lcd_next_mode[i] = 1
+        m.i64[i, LCD_TARGET] = target + wp.int64(LINE_CYCLES)
+        m.i32[i, LCD_NEXT_MODE] = 1
         ly = ly + 1
         set_reg(m, i, LY, ly)
         irq = irq | stat_update_lyc(m, i)
         if ly == 144:
-            if (reg(m, i, STAT) & 0x20) != 0 and m.lcd_irq_line[i] == 0:
+            if (reg(m, i, STAT) & 0x20) != 0 and m.i32[i, LCD_IRQ_LINE] == 0:
                 irq = irq | INT_STAT
             irq = irq | INT_VBLANK
-            m.win_active[i] = 0
-            if m.lcd_first_frame[i] != 0:
+            m.i32[i, WIN_ACTIVE] = 0
+            if m.i32[i, LCD_FIRST_FRAME] != 0:
                 blank_screen(m, i)
     return irq
 
@@ -409,20 +430,20 @@ def mode_transition(m: Machine, i: int, target: wp.int64) -> int:
 
 
 @wp.func
-def vram_blocked(m: Machine, i: int, is_write: int) -> int:
+def vram_blocked(m: wp.ref[Machine], i: int, is_write: int) -> int:
     """Sync the LCD to ``cycles + access_offset``; 1 if that VRAM access is locked out.
 
-    Called by the memory map only when ``m.access_offset[i] != 0``. Reads are
+    Called by the memory map only when ``m.i32[i, ACCESS_OFFSET] != 0``. Reads are
     locked in mode 3 and in the last 4 cycles of mode 2, writes in mode 3.
     """
-    raise_interrupt(m, i, lcd_sync(m, i, m.cycles[i] + wp.int64(m.access_offset[i])))
+    raise_interrupt(m, i, lcd_sync(m, i, m.i64[i, CYCLES] + wp.int64(m.i32[i, ACCESS_OFFSET])))
     if (reg(m, i, LCDC) & 0x80) == 0:
         return 0
     mode = lcd_mode(m, i)
     if mode == 3:
         return 1
     if mode == 2 and is_write == 0:
-        ahead = m.lcd_target[i] - m.lcd_clock[i]
+        ahead = m.i64[i, LCD_TARGET] - m.i64[i, LCD_CLOCK]
         if ahead >= wp.int64(0) and ahead <= wp.int64(4):
             return 1
     return 0

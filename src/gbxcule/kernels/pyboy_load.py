@@ -14,7 +14,15 @@ import warp as wp
 
 from gbxcule.kernels.ioregs import FRAME_T, LY, reg
 from gbxcule.kernels.ppu import lcd_mode, mode3_adjustment, stat_update_line
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import (
+    LCD_CLOCK,
+    LCD_IRQ_LINE,
+    LCD_M3_ADJUST,
+    LCD_TARGET,
+    LCD_TO_FRAME,
+    LCD_TO_IRQ,
+    Machine,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -24,9 +32,9 @@ def derive_lcd_after_load(m: Machine, mask: wp.array(dtype=wp.uint8)):
     i = wp.tid()
     if mask[i] == wp.uint8(0):
         return
-    m.lcd_to_irq[i] = m.lcd_target[i] - m.lcd_clock[i]
-    m.lcd_to_frame[i] = FRAME_T - m.lcd_clock[i]
-    m.lcd_irq_line[i] = 0
+    m.i64[i, LCD_TO_IRQ] = m.i64[i, LCD_TARGET] - m.i64[i, LCD_CLOCK]
+    m.i64[i, LCD_TO_FRAME] = FRAME_T - m.i64[i, LCD_CLOCK]
+    m.i32[i, LCD_IRQ_LINE] = 0
     stat_update_line(m, i)  # sets the line; the would-be interrupt is dropped, as PyBoy does
     if lcd_mode(m, i) == 3:
-        m.lcd_m3_adjust[i] = mode3_adjustment(m, i, reg(m, i, LY))
+        m.i32[i, LCD_M3_ADJUST] = mode3_adjustment(m, i, reg(m, i, LY))

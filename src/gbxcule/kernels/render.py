@@ -64,7 +64,7 @@ def window_drawn(lcdc: int, wx: int, flags: int) -> bool:
 
 
 @wp.func
-def snapshot_frame_video(m: Machine, i: int):
+def snapshot_frame_video(m: wp.ref[Machine], i: int):
     """Copy env i's VRAM and OAM into ``m.frame_video[i]``; ppu.py calls it after latching
     line 143, before VBlank code rewrites them (PyBoy's picture predates those writes)."""
     for k in range(VRAM_BYTES):

@@ -10,18 +10,18 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.kernels.io import power_on_timing
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import BOOT_ON, MBC_REG1, PC, ROM_BANK, ROM_BANK_LOW, Machine
 
 wp.set_module_options({"enable_backward": False})
 
 
 @wp.func
 def cpu_power_on(m: wp.ref[Machine], i: int):
-    m.pc[i] = 0
-    m.boot_on[i] = 1
-    m.rom_bank[i] = 1
-    m.rom_bank_low[i] = 0
-    m.mbc_reg1[i] = 1
+    m.i32[i, PC] = 0
+    m.i32[i, BOOT_ON] = 1
+    m.i32[i, ROM_BANK] = 1
+    m.i32[i, ROM_BANK_LOW] = 0
+    m.i32[i, MBC_REG1] = 1
 
 
 @wp.kernel

@@ -11,7 +11,7 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.kernels.cpu import cpu_execute
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import BOOT_ON, HALTED, LOCKED, PC, Machine
 
 wp.set_module_options({"enable_backward": False})
 
@@ -21,9 +21,9 @@ def run_instructions(m: Machine, count: int, stop_pc: int):
     i = wp.tid()
     n = wp.int32(0)
     while n < count:
-        if m.locked[i] != 0 or m.halted[i] != 0:
+        if m.i32[i, LOCKED] != 0 or m.i32[i, HALTED] != 0:
             break
-        if stop_pc >= 0 and m.pc[i] == stop_pc and m.boot_on[i] == 0:
+        if stop_pc >= 0 and m.i32[i, PC] == stop_pc and m.i32[i, BOOT_ON] == 0:
             break
         cpu_execute(m, i)
         n += 1

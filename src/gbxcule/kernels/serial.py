@@ -13,7 +13,7 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.kernels.ioregs import INT_SERIAL, NEVER, SB, SC, reg, set_reg
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import SER_ACTIVE, SER_LAST, SER_TARGET, SER_TO_IRQ, SERIAL_LEN, Machine
 
 wp.set_module_options({"enable_backward": False})
 
@@ -22,46 +22,46 @@ TRANSFER_CYCLES = wp.constant(wp.int64(8 * 128))
 
 
 @wp.func
-def serial_sync(m: Machine, i: int, cycles: wp.int64) -> int:
+def serial_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
     """Advance the port to ``cycles``; returns INT_SERIAL when a transfer completes."""
-    if cycles == m.ser_last[i]:
+    if cycles == m.i64[i, SER_LAST]:
         return 0
-    m.ser_last[i] = cycles
+    m.i64[i, SER_LAST] = cycles
     irq = 0
-    if m.ser_active[i] != 0 and cycles >= m.ser_target[i]:
+    if m.i32[i, SER_ACTIVE] != 0 and cycles >= m.i64[i, SER_TARGET]:
         set_reg(m, i, SC, reg(m, i, SC) & 0x7F)
-        m.ser_active[i] = 0
-        m.ser_target[i] = NEVER
+        m.i32[i, SER_ACTIVE] = 0
+        m.i64[i, SER_TARGET] = NEVER
         irq = INT_SERIAL
-    if m.ser_active[i] != 0:
-        m.ser_to_irq[i] = m.ser_target[i] - cycles
+    if m.i32[i, SER_ACTIVE] != 0:
+        m.i64[i, SER_TO_IRQ] = m.i64[i, SER_TARGET] - cycles
     else:
-        m.ser_to_irq[i] = NEVER
+        m.i64[i, SER_TO_IRQ] = NEVER
     return irq
 
 
 @wp.func
-def sb_write(m: Machine, i: int, value: int):
+def sb_write(m: wp.ref[Machine], i: int, value: int):
     cap = m.serial_buf.shape[1]
-    n = m.serial_len[i]
+    n = m.i32[i, SERIAL_LEN]
     if cap > 0:
         m.serial_buf[i, n % cap] = wp.uint8(value & 0xFF)
-    m.serial_len[i] = n + 1
+    m.i32[i, SERIAL_LEN] = n + 1
     set_reg(m, i, SB, 0xFF)
 
 
 @wp.func
-def sc_write(m: Machine, i: int, value: int):
+def sc_write(m: wp.ref[Machine], i: int, value: int):
     sc = (value | 0x7E) & 0xFF
     set_reg(m, i, SC, sc)
     if (sc & 1) != 0:
-        m.ser_active[i] = (sc >> 7) & 1
-        m.ser_target[i] = m.ser_last[i] + TRANSFER_CYCLES
-        m.ser_to_irq[i] = TRANSFER_CYCLES
+        m.i32[i, SER_ACTIVE] = (sc >> 7) & 1
+        m.i64[i, SER_TARGET] = m.i64[i, SER_LAST] + TRANSFER_CYCLES
+        m.i64[i, SER_TO_IRQ] = TRANSFER_CYCLES
     else:
-        m.ser_active[i] = 0
-        m.ser_target[i] = NEVER
-        m.ser_to_irq[i] = NEVER
+        m.i32[i, SER_ACTIVE] = 0
+        m.i64[i, SER_TARGET] = NEVER
+        m.i64[i, SER_TO_IRQ] = NEVER
 
 
 def serial_bytes(buf, length: int) -> bytes:

@@ -1,16 +1,25 @@
-"""The emulator state as one Warp struct: structure-of-arrays, one row per env.
+"""The emulator state as one Warp struct: a handful of arrays, one row per env.
 
-Per-env scalars are 1-D arrays indexed by env id ``i``; per-env RAM is the
-2-D ``mem`` array laid out as ``gbxcule.core.memory_layout`` says; the ROM is
-one shared copy. Every kernel and ``@wp.func`` takes the ``Machine`` and an
-env index, and touches only that env's slots (pure functions of their arrays).
+Per-env scalars live in two 2-D arrays, one column per field: ``m.i32[i, PC]``
+(``I32_FIELDS``) and ``m.i64[i, CYCLES]`` (``I64_FIELDS``); the column constants
+below are the fields' names in capitals (``REG_A`` ... ``REG_L`` for the 8-bit
+registers). Per-env RAM is the 2-D ``mem`` array laid out as
+``gbxcule.core.memory_layout`` says; the ROM is one shared copy. Every kernel and
+``@wp.func`` takes the ``Machine`` and an env index, and touches only that env's
+slots. Host code reaches one field of every env as a 1-D view with
+``gbxcule.backends.warp_base.field_view(m, "pc")``.
 
-Field ownership while the emulator is being built (append fields in your
-section only, never rewrite the file wholesale):
-  CPU/bus/MBC section  -> kernels/cpu.py, kernels/bus.py, kernels/mbc.py
-  IO/timing section    -> kernels/timer.py, ppu.py, interrupts.py, dma.py,
-                          joypad.py, serial.py, step.py
-  pixels section       -> kernels/render*.py
+Why so few arrays: Warp passes a struct to every ``@wp.func`` by value, so each
+call that is not inlined copies the whole ``Machine`` (one array descriptor per
+field). With one array per scalar field that was ~3.8 KB per call and most of
+the CPU time; it also makes ~90 kernel parameters on CUDA. Two arrays keep the
+struct small and let the allocator lay the scalars out register-major (one
+coalesced row per field) where the envs run on a GPU.
+
+To add a per-env scalar, append its name to ``I32_FIELDS`` / ``I64_FIELDS`` in
+the section of the unit that owns it and add its column constant beside the
+others; a per-env array with more dimensions is a struct field of its own
+(its trailing shape goes in ``backends/warp_base.py``'s ``TRAILING_SHAPES``).
 """
 
 from __future__ import annotations
@@ -18,6 +27,143 @@ from __future__ import annotations
 import warp as wp
 
 wp.set_module_options({"enable_backward": False})
+
+# Per-env int32 scalars, in column order of ``Machine.i32``.
+I32_FIELDS = (
+    # ---- CPU/bus/MBC ----------------------------------------------------------
+    "pc",
+    "sp",
+    "a",
+    "f",
+    "b",
+    "c",
+    "d",
+    "e",
+    "h",
+    "l",
+    "ime",
+    "halted",
+    "locked",  # 0, or 0x100 | illegal opcode that locked the env
+    # PyBoy's memory_access_offset: T-cycles past the cycle count at which the access in
+    # flight happens, as far as the PPU/DMA sync is concerned (0 for most accesses).
+    "access_offset",
+    "rom_bank",  # bank seen at 0x4000-0x7FFF
+    "rom_bank_low",  # bank seen at 0x0000-0x3FFF (MBC1 mode 1)
+    "ram_bank",  # cart RAM bank, or MBC3 RTC register 0x08-0x0C
+    "ram_enabled",
+    "mbc_mode",  # MBC1 banking mode (0/1)
+    "mbc_reg1",  # MBC1 bank register 1 (5 bits, never 0)
+    "mbc_reg2",  # MBC1 bank register 2 (2 bits)
+    # ---- IO/timing (PyBoy CPU attributes shared with cpu.py first) ---------------
+    "ime_delay",  # interrupt_enable_delay: EI sets 2, cpu.py counts down
+    "halt_ei",  # halted_during_ei: set by HALT, cleared by interrupts.py
+    "boot_on",  # boot ROM mapped at 0x0000-0x00FF (FF50 write clears)
+    "int_queued",  # interrupt_queued
+    "frame_done",  # lcd.frame_done: ends the frame loop
+    "tim_counter",  # 16-bit divider counter (DIV = tim_counter >> 8)
+    "tim_reload",  # TIMA reload state 0/1/2
+    "tim_reload_left",  # cycles left in the reload state
+    "lcd_irq_line",  # STAT interrupt line level
+    "lcd_next_mode",
+    "lcd_transition",  # ppu.TRANS_*
+    "lcd_first_frame",
+    "lcd_reset",
+    "lcd_stat_override",
+    "lcd_lyc_dirty",  # LYC written while the LCD was off
+    "lcd_m3_adjust",
+    "win_line",  # renderer's window line counter (ly_window)
+    "win_active",  # renderer's wy_activated_frame
+    "lcd_render",  # renderer on this frame (PyBoy renders the last)
+    "ser_active",  # transfer_enabled
+    "serial_len",  # SB writes since reset
+    "dma_active",
+    "dma_index",
+    "joy_dir",  # directional nibble, 0 = pressed
+    "joy_std",  # standard nibble, 0 = pressed
+)
+
+# Per-env int64 scalars (cycle counts and distances), in column order of ``Machine.i64``.
+I64_FIELDS = (
+    "cycles",  # T-cycles since reset
+    "tim_last",  # cycle count of the last timer sync
+    "tim_to_irq",  # timer._cycles_to_interrupt
+    "lcd_clock",
+    "lcd_target",
+    "lcd_last",
+    "lcd_to_irq",
+    "lcd_to_frame",
+    "ser_last",  # serial clock == cycle count of its last sync
+    "ser_target",
+    "ser_to_irq",
+    "dma_start",
+)
+
+
+def _col(fields: tuple[str, ...], name: str):
+    return wp.constant(fields.index(name))
+
+
+# ---- columns of m.i32 ---------------------------------------------------------
+PC = _col(I32_FIELDS, "pc")
+SP = _col(I32_FIELDS, "sp")
+REG_A = _col(I32_FIELDS, "a")
+REG_F = _col(I32_FIELDS, "f")
+REG_B = _col(I32_FIELDS, "b")
+REG_C = _col(I32_FIELDS, "c")
+REG_D = _col(I32_FIELDS, "d")
+REG_E = _col(I32_FIELDS, "e")
+REG_H = _col(I32_FIELDS, "h")
+REG_L = _col(I32_FIELDS, "l")
+IME = _col(I32_FIELDS, "ime")
+HALTED = _col(I32_FIELDS, "halted")
+LOCKED = _col(I32_FIELDS, "locked")
+ACCESS_OFFSET = _col(I32_FIELDS, "access_offset")
+ROM_BANK = _col(I32_FIELDS, "rom_bank")
+ROM_BANK_LOW = _col(I32_FIELDS, "rom_bank_low")
+RAM_BANK = _col(I32_FIELDS, "ram_bank")
+RAM_ENABLED = _col(I32_FIELDS, "ram_enabled")
+MBC_MODE = _col(I32_FIELDS, "mbc_mode")
+MBC_REG1 = _col(I32_FIELDS, "mbc_reg1")
+MBC_REG2 = _col(I32_FIELDS, "mbc_reg2")
+IME_DELAY = _col(I32_FIELDS, "ime_delay")
+HALT_EI = _col(I32_FIELDS, "halt_ei")
+BOOT_ON = _col(I32_FIELDS, "boot_on")
+INT_QUEUED = _col(I32_FIELDS, "int_queued")
+FRAME_DONE = _col(I32_FIELDS, "frame_done")
+TIM_COUNTER = _col(I32_FIELDS, "tim_counter")
+TIM_RELOAD = _col(I32_FIELDS, "tim_reload")
+TIM_RELOAD_LEFT = _col(I32_FIELDS, "tim_reload_left")
+LCD_IRQ_LINE = _col(I32_FIELDS, "lcd_irq_line")
+LCD_NEXT_MODE = _col(I32_FIELDS, "lcd_next_mode")
+LCD_TRANSITION = _col(I32_FIELDS, "lcd_transition")
+LCD_FIRST_FRAME = _col(I32_FIELDS, "lcd_first_frame")
+LCD_RESET = _col(I32_FIELDS, "lcd_reset")
+LCD_STAT_OVERRIDE = _col(I32_FIELDS, "lcd_stat_override")
+LCD_LYC_DIRTY = _col(I32_FIELDS, "lcd_lyc_dirty")
+LCD_M3_ADJUST = _col(I32_FIELDS, "lcd_m3_adjust")
+WIN_LINE = _col(I32_FIELDS, "win_line")
+WIN_ACTIVE = _col(I32_FIELDS, "win_active")
+LCD_RENDER = _col(I32_FIELDS, "lcd_render")
+SER_ACTIVE = _col(I32_FIELDS, "ser_active")
+SERIAL_LEN = _col(I32_FIELDS, "serial_len")
+DMA_ACTIVE = _col(I32_FIELDS, "dma_active")
+DMA_INDEX = _col(I32_FIELDS, "dma_index")
+JOY_DIR = _col(I32_FIELDS, "joy_dir")
+JOY_STD = _col(I32_FIELDS, "joy_std")
+
+# ---- columns of m.i64 ---------------------------------------------------------
+CYCLES = _col(I64_FIELDS, "cycles")
+TIM_LAST = _col(I64_FIELDS, "tim_last")
+TIM_TO_IRQ = _col(I64_FIELDS, "tim_to_irq")
+LCD_CLOCK = _col(I64_FIELDS, "lcd_clock")
+LCD_TARGET = _col(I64_FIELDS, "lcd_target")
+LCD_LAST = _col(I64_FIELDS, "lcd_last")
+LCD_TO_IRQ = _col(I64_FIELDS, "lcd_to_irq")
+LCD_TO_FRAME = _col(I64_FIELDS, "lcd_to_frame")
+SER_LAST = _col(I64_FIELDS, "ser_last")
+SER_TARGET = _col(I64_FIELDS, "ser_target")
+SER_TO_IRQ = _col(I64_FIELDS, "ser_to_irq")
+DMA_START = _col(I64_FIELDS, "dma_start")
 
 
 @wp.struct
@@ -27,32 +173,11 @@ class Machine:
     boot: wp.array(dtype=wp.uint8)  # 256-byte boot ROM mapped at 0x0000 until FF50 is written
     # ---- per-env RAM: [N, row_bytes], see core/memory_layout.py -----------
     mem: wp.array2d(dtype=wp.uint8)
+    # ---- per-env scalars: [N, len(I32_FIELDS)] and [N, len(I64_FIELDS)] ----
+    i32: wp.array2d(dtype=wp.int32)
+    i64: wp.array2d(dtype=wp.int64)
 
     # ---- CPU/bus/MBC section ----------------------------------------------
-    pc: wp.array(dtype=wp.int32)
-    sp: wp.array(dtype=wp.int32)
-    a: wp.array(dtype=wp.int32)
-    f: wp.array(dtype=wp.int32)
-    b: wp.array(dtype=wp.int32)
-    c: wp.array(dtype=wp.int32)
-    d: wp.array(dtype=wp.int32)
-    e: wp.array(dtype=wp.int32)
-    h: wp.array(dtype=wp.int32)
-    l: wp.array(dtype=wp.int32)  # noqa: E741
-    ime: wp.array(dtype=wp.int32)
-    halted: wp.array(dtype=wp.int32)
-    cycles: wp.array(dtype=wp.int64)  # T-cycles since reset
-    locked: wp.array(dtype=wp.int32)  # 0, or 0x100 | illegal opcode that locked the env
-    # PyBoy's memory_access_offset: T-cycles past m.cycles at which the access in
-    # flight happens, as far as the PPU/DMA sync is concerned (0 for most accesses).
-    access_offset: wp.array(dtype=wp.int32)
-    rom_bank: wp.array(dtype=wp.int32)  # bank seen at 0x4000-0x7FFF
-    rom_bank_low: wp.array(dtype=wp.int32)  # bank seen at 0x0000-0x3FFF (MBC1 mode 1)
-    ram_bank: wp.array(dtype=wp.int32)  # cart RAM bank, or MBC3 RTC register 0x08-0x0C
-    ram_enabled: wp.array(dtype=wp.int32)
-    mbc_mode: wp.array(dtype=wp.int32)  # MBC1 banking mode (0/1)
-    mbc_reg1: wp.array(dtype=wp.int32)  # MBC1 bank register 1 (5 bits, never 0)
-    mbc_reg2: wp.array(dtype=wp.int32)  # MBC1 bank register 2 (2 bits)
     rtc: wp.array2d(dtype=wp.int64)  # [N, RTC_FIELDS] MBC3 clock, columns in kernels/rtc.py
     # cartridge constants, the same for every env (see backends/warp_base.py)
     mbc_kind: wp.int32  # MBC_NONE / MBC1 / MBC2 / MBC3 / MBC5 (kernels/mbc.py)
@@ -67,49 +192,8 @@ class Machine:
     # write), FF01 SB, FF02 SC, FF05 TIMA, FF06 TMA, FF07 TAC & 7, FF0F IF & 0x1F,
     # FF40-FF4B LCD registers (FF41 = PyBoy's STAT value, FF46 = DMA source), and IE
     # at IE_OFF. Reads go through kernels/io.py (masks, syncing). Powered-on values:
-    # io.power_on_timing(m, i). Fields shared with cpu.py (PyBoy CPU attributes):
-    ime_delay: wp.array(dtype=wp.int32)  # interrupt_enable_delay: EI sets 2, cpu.py counts down
-    halt_ei: wp.array(dtype=wp.int32)  # halted_during_ei: set by HALT, cleared by interrupts.py
-    boot_on: wp.array(dtype=wp.int32)  # boot ROM mapped at 0x0000-0x00FF (FF50 write clears)
-    int_queued: wp.array(dtype=wp.int32)  # interrupt_queued
-    frame_done: wp.array(dtype=wp.int32)  # lcd.frame_done: ends the frame loop
-    # timer (DIV = tim_counter >> 8)
-    tim_counter: wp.array(dtype=wp.int32)  # 16-bit divider counter
-    tim_reload: wp.array(dtype=wp.int32)  # TIMA reload state 0/1/2
-    tim_reload_left: wp.array(dtype=wp.int32)  # cycles left in the reload state
-    tim_last: wp.array(dtype=wp.int64)  # cycle count of the last timer sync
-    tim_to_irq: wp.array(dtype=wp.int64)  # timer._cycles_to_interrupt
-    # LCD timing (mode sequence; registers in mem)
-    lcd_clock: wp.array(dtype=wp.int64)
-    lcd_target: wp.array(dtype=wp.int64)
-    lcd_last: wp.array(dtype=wp.int64)
-    lcd_to_irq: wp.array(dtype=wp.int64)
-    lcd_to_frame: wp.array(dtype=wp.int64)
-    lcd_irq_line: wp.array(dtype=wp.int32)  # STAT interrupt line level
-    lcd_next_mode: wp.array(dtype=wp.int32)
-    lcd_transition: wp.array(dtype=wp.int32)  # ppu.TRANS_*
-    lcd_first_frame: wp.array(dtype=wp.int32)
-    lcd_reset: wp.array(dtype=wp.int32)
-    lcd_stat_override: wp.array(dtype=wp.int32)
-    lcd_lyc_dirty: wp.array(dtype=wp.int32)  # LYC written while the LCD was off
-    lcd_m3_adjust: wp.array(dtype=wp.int32)
-    win_line: wp.array(dtype=wp.int32)  # renderer's window line counter (ly_window)
-    win_active: wp.array(dtype=wp.int32)  # renderer's wy_activated_frame
-    lcd_render: wp.array(dtype=wp.int32)  # renderer on this frame (PyBoy renders the last)
-    # serial
-    ser_last: wp.array(dtype=wp.int64)  # serial clock == cycle count of its last sync
-    ser_target: wp.array(dtype=wp.int64)
-    ser_to_irq: wp.array(dtype=wp.int64)
-    ser_active: wp.array(dtype=wp.int32)  # transfer_enabled
+    # io.power_on_timing(m, i).
     serial_buf: wp.array2d(dtype=wp.uint8)  # [N, serial.SERIAL_CAP] ring of SB writes
-    serial_len: wp.array(dtype=wp.int32)  # SB writes since reset
-    # OAM DMA
-    dma_active: wp.array(dtype=wp.int32)
-    dma_index: wp.array(dtype=wp.int32)
-    dma_start: wp.array(dtype=wp.int64)
-    # joypad
-    joy_dir: wp.array(dtype=wp.int32)  # directional nibble, 0 = pressed
-    joy_std: wp.array(dtype=wp.int32)  # standard nibble, 0 = pressed
     joy_rel_mask: wp.array2d(dtype=wp.int32)  # [N, joypad.JOY_QUEUE] pending release masks
     joy_rel_wait: wp.array2d(dtype=wp.int32)  # frames until each pending release
 

@@ -16,7 +16,7 @@ So an interrupt raised mid-slice is dispatched at the start of the next slice.
 The step's buttons are pressed at the start of its first frame and released
 ``release_after`` frames later (``kernels/joypad.py``); the renderer (line
 latches) runs on the step's last frame only, as ``PyBoy.tick(n, render)`` does.
-Envs with ``m.locked[i] != 0`` (an illegal opcode, where PyBoy would hang) are
+Envs with ``m.i32[i, LOCKED] != 0`` (an illegal opcode, where PyBoy would hang) are
 skipped. The same kernel runs the boot ROM at reset (``stop_pc``, see
 ``step_kernel``).
 """
@@ -32,7 +32,22 @@ from gbxcule.kernels.ioregs import NEVER, raise_interrupt
 from gbxcule.kernels.joypad import joypad_frame_end, joypad_frame_start
 from gbxcule.kernels.ppu import lcd_sync
 from gbxcule.kernels.serial import serial_sync
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import (
+    BOOT_ON,
+    CYCLES,
+    DMA_ACTIVE,
+    FRAME_DONE,
+    HALTED,
+    INT_QUEUED,
+    LCD_RENDER,
+    LCD_TO_FRAME,
+    LCD_TO_IRQ,
+    LOCKED,
+    PC,
+    SER_TO_IRQ,
+    TIM_TO_IRQ,
+    Machine,
+)
 from gbxcule.kernels.timer import timer_sync
 
 wp.set_module_options({"enable_backward": False})
@@ -43,51 +58,51 @@ BOOT_MAX_FRAMES = 4
 
 
 @wp.func
-def slice_target(m: Machine, i: int) -> wp.int64:
+def slice_target(m: wp.ref[Machine], i: int) -> wp.int64:
     t = NEVER  # sound (not emulated) and CGB HDMA never schedule anything
-    t = wp.min(t, m.tim_to_irq[i])
-    t = wp.min(t, m.lcd_to_irq[i])
-    t = wp.min(t, m.lcd_to_frame[i])
-    t = wp.min(t, m.ser_to_irq[i])
+    t = wp.min(t, m.i64[i, TIM_TO_IRQ])
+    t = wp.min(t, m.i64[i, LCD_TO_IRQ])
+    t = wp.min(t, m.i64[i, LCD_TO_FRAME])
+    t = wp.min(t, m.i64[i, SER_TO_IRQ])
     return wp.max(MIN_SLICE, t)
 
 
 @wp.func
-def cpu_tick(m: Machine, i: int, target: wp.int64, stop_pc: int) -> int:
+def cpu_tick(m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int) -> int:
     """PyBoy's ``CPU.tick``; returns 1 when it stopped at ``stop_pc`` (boot hand-over)."""
-    end = m.cycles[i] + target
+    end = m.i64[i, CYCLES] + target
     if check_interrupts(m, i) != 0:
-        m.halted[i] = 0
-    if m.halted[i] != 0 and m.int_queued[i] != 0:
-        m.halted[i] = 0
-        m.pc[i] = (m.pc[i] + 1) & 0xFFFF
-    elif m.halted[i] != 0:
-        m.cycles[i] = m.cycles[i] + target
-    m.int_queued[i] = 0
-    while m.cycles[i] < end:
-        if m.pc[i] == stop_pc and m.boot_on[i] == 0:
+        m.i32[i, HALTED] = 0
+    if m.i32[i, HALTED] != 0 and m.i32[i, INT_QUEUED] != 0:
+        m.i32[i, HALTED] = 0
+        m.i32[i, PC] = (m.i32[i, PC] + 1) & 0xFFFF
+    elif m.i32[i, HALTED] != 0:
+        m.i64[i, CYCLES] = m.i64[i, CYCLES] + target
+    m.i32[i, INT_QUEUED] = 0
+    while m.i64[i, CYCLES] < end:
+        if m.i32[i, PC] == stop_pc and m.i32[i, BOOT_ON] == 0:
             return 1
-        if cpu_execute(m, i) != 0 or m.locked[i] != 0:
+        if cpu_execute(m, i) != 0 or m.i32[i, LOCKED] != 0:
             break
     return 0
 
 
 @wp.func
-def sync_units(m: Machine, i: int):
+def sync_units(m: wp.ref[Machine], i: int):
     """The end of a slice: OAM DMA, then serial, timer and LCD up to the CPU."""
-    if m.dma_active[i] != 0:
+    if m.i32[i, DMA_ACTIVE] != 0:
         dma_sync(m, i, 0)
-    cycles = m.cycles[i]
+    cycles = m.i64[i, CYCLES]
     raise_interrupt(m, i, serial_sync(m, i, cycles))
     raise_interrupt(m, i, timer_sync(m, i, cycles))
     raise_interrupt(m, i, lcd_sync(m, i, cycles))
 
 
 @wp.func
-def run_frame(m: Machine, i: int, stop_pc: int) -> int:
+def run_frame(m: wp.ref[Machine], i: int, stop_pc: int) -> int:
     """One ``PyBoy.tick()`` frame; returns 1 if it stopped at ``stop_pc`` instead."""
-    m.frame_done[i] = 0
-    while m.frame_done[i] == 0 and m.locked[i] == 0:
+    m.i32[i, FRAME_DONE] = 0
+    while m.i32[i, FRAME_DONE] == 0 and m.i32[i, LOCKED] == 0:
         stopped = cpu_tick(m, i, slice_target(m, i), stop_pc)
         sync_units(m, i)
         if stopped != 0:
@@ -114,18 +129,18 @@ def step_kernel(
     CPU is compiled once.)
     """
     i = wp.tid()
-    if m.locked[i] != 0:
+    if m.i32[i, LOCKED] != 0:
         return
     for f in range(frames):
         press = wp.int32(0)
         if f == 0:
             press = buttons[i]
         joypad_frame_start(m, i, press, release_after)
-        m.lcd_render[i] = 0
+        m.i32[i, LCD_RENDER] = 0
         if render != 0 and f == frames - 1:
-            m.lcd_render[i] = 1
+            m.i32[i, LCD_RENDER] = 1
         if run_frame(m, i, stop_pc) != 0:
             return
         joypad_frame_end(m, i)
-        if m.locked[i] != 0:
+        if m.i32[i, LOCKED] != 0:
             return

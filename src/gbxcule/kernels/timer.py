@@ -16,7 +16,14 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.kernels.ioregs import INT_TIMER, NEVER, TAC, TIMA, TMA, reg, set_reg
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import (
+    TIM_COUNTER,
+    TIM_LAST,
+    TIM_RELOAD,
+    TIM_RELOAD_LEFT,
+    TIM_TO_IRQ,
+    Machine,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -30,56 +37,56 @@ def timer_bit(tac: int) -> int:
 
 
 @wp.func
-def increase_tima(m: Machine, i: int):
+def increase_tima(m: wp.ref[Machine], i: int):
     tima = reg(m, i, TIMA) + 1
     if tima > 0xFF:
         tima = reg(m, i, TMA)
-        m.tim_reload[i] = 1
-        m.tim_reload_left[i] = RELOAD_CYCLES
+        m.i32[i, TIM_RELOAD] = 1
+        m.i32[i, TIM_RELOAD_LEFT] = RELOAD_CYCLES
     set_reg(m, i, TIMA, tima)
 
 
 @wp.func
-def cycles_to_overflow(m: Machine, i: int, tac: int) -> wp.int64:
+def cycles_to_overflow(m: wp.ref[Machine], i: int, tac: int) -> wp.int64:
     """Distance from the current counter to the edge that overflows TIMA."""
     period = 2 * timer_bit(tac)
-    counter = m.tim_counter[i]
+    counter = m.i32[i, TIM_COUNTER]
     next_edge = ((counter & ~(period - 1)) + period) - counter
     return wp.int64(next_edge) + wp.int64(0xFF - reg(m, i, TIMA)) * wp.int64(period)
 
 
 @wp.func
-def timer_sync(m: Machine, i: int, cycles: wp.int64) -> int:
+def timer_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
     """Advance the timer to ``cycles``; returns INT_TIMER when the interrupt is raised."""
-    delta = cycles - m.tim_last[i]
+    delta = cycles - m.i64[i, TIM_LAST]
     if delta == wp.int64(0):
         return 0
-    m.tim_last[i] = cycles
+    m.i64[i, TIM_LAST] = cycles
     tac = reg(m, i, TAC)
     enabled = (tac & 4) != 0
     period = 2 * timer_bit(tac)
     period64 = wp.int64(period)
-    counter = m.tim_counter[i]
-    if m.tim_reload[i] == 0:
+    counter = m.i32[i, TIM_COUNTER]
+    if m.i32[i, TIM_RELOAD] == 0:
         if not enabled:
-            m.tim_counter[i] = int((wp.int64(counter) + delta) & wp.int64(0xFFFF))
-            m.tim_to_irq[i] = NEVER
+            m.i32[i, TIM_COUNTER] = int((wp.int64(counter) + delta) & wp.int64(0xFFFF))
+            m.i64[i, TIM_TO_IRQ] = NEVER
             return 0
         end = wp.int64(counter) + delta
         edges = end // period64 - wp.int64(counter) // period64
         tima = reg(m, i, TIMA)
         if wp.int64(tima) + edges <= wp.int64(0xFF):
             set_reg(m, i, TIMA, tima + int(edges))
-            m.tim_counter[i] = int(end & wp.int64(0xFFFF))
-            m.tim_to_irq[i] = cycles_to_overflow(m, i, tac)
+            m.i32[i, TIM_COUNTER] = int(end & wp.int64(0xFFFF))
+            m.i64[i, TIM_TO_IRQ] = cycles_to_overflow(m, i, tac)
             return 0
 
     # A reload is under way or TIMA overflows during this sync: go event by event.
     raised = wp.int32(0)
     left = delta
     while left > wp.int64(0):
-        counter = m.tim_counter[i]
-        state = m.tim_reload[i]
+        counter = m.i32[i, TIM_COUNTER]
+        state = m.i32[i, TIM_RELOAD]
         to_edge = wp.int64(period - (counter & (period - 1)))
         if state == 0:
             # Only TIMA edges until the overflow: jump straight to it (or to the end).
@@ -90,69 +97,69 @@ def timer_sync(m: Machine, i: int, cycles: wp.int64) -> int:
                 if enabled:
                     edges = (wp.int64(counter) + left) // period64 - wp.int64(counter) // period64
                 set_reg(m, i, TIMA, tima + int(edges))
-                m.tim_counter[i] = int((wp.int64(counter) + left) & wp.int64(0xFFFF))
+                m.i32[i, TIM_COUNTER] = int((wp.int64(counter) + left) & wp.int64(0xFFFF))
                 left = wp.int64(0)
             else:
                 set_reg(m, i, TIMA, 0xFF)
-                m.tim_counter[i] = int((wp.int64(counter) + to_overflow) & wp.int64(0xFFFF))
+                m.i32[i, TIM_COUNTER] = int((wp.int64(counter) + to_overflow) & wp.int64(0xFFFF))
                 increase_tima(m, i)
                 left = left - to_overflow
         else:
             # Reload in progress: per cycle, the reload countdown runs before the counter moves.
-            step = wp.int64(m.tim_reload_left[i])
+            step = wp.int64(m.i32[i, TIM_RELOAD_LEFT])
             if left < step:
                 step = left
             if enabled and to_edge < step:
                 step = to_edge
-            m.tim_reload_left[i] = m.tim_reload_left[i] - int(step)
-            if m.tim_reload_left[i] == 0:
+            m.i32[i, TIM_RELOAD_LEFT] = m.i32[i, TIM_RELOAD_LEFT] - int(step)
+            if m.i32[i, TIM_RELOAD_LEFT] == 0:
                 if state == 1:
-                    m.tim_reload[i] = 2
-                    m.tim_reload_left[i] = RELOAD_CYCLES
+                    m.i32[i, TIM_RELOAD] = 2
+                    m.i32[i, TIM_RELOAD_LEFT] = RELOAD_CYCLES
                     raised = INT_TIMER
                 else:
-                    m.tim_reload[i] = 0
-            m.tim_counter[i] = int((wp.int64(counter) + step) & wp.int64(0xFFFF))
+                    m.i32[i, TIM_RELOAD] = 0
+            m.i32[i, TIM_COUNTER] = int((wp.int64(counter) + step) & wp.int64(0xFFFF))
             if enabled and step == to_edge:
                 increase_tima(m, i)
             left = left - step
 
     if enabled:
         to_irq = cycles_to_overflow(m, i, tac)
-        if m.tim_reload[i] == 1 and wp.int64(m.tim_reload_left[i]) < to_irq:
-            to_irq = wp.int64(m.tim_reload_left[i])
-        m.tim_to_irq[i] = to_irq
+        if m.i32[i, TIM_RELOAD] == 1 and wp.int64(m.i32[i, TIM_RELOAD_LEFT]) < to_irq:
+            to_irq = wp.int64(m.i32[i, TIM_RELOAD_LEFT])
+        m.i64[i, TIM_TO_IRQ] = to_irq
     else:
-        m.tim_to_irq[i] = NEVER
+        m.i64[i, TIM_TO_IRQ] = NEVER
     return raised
 
 
 @wp.func
-def timer_write_div(m: Machine, i: int):
+def timer_write_div(m: wp.ref[Machine], i: int):
     """Any DIV write clears the counter; a falling clock bit clocks TIMA once."""
     tac = reg(m, i, TAC)
-    if (tac & 4) != 0 and (m.tim_counter[i] & timer_bit(tac)) != 0:
+    if (tac & 4) != 0 and (m.i32[i, TIM_COUNTER] & timer_bit(tac)) != 0:
         increase_tima(m, i)
-    m.tim_counter[i] = 0
+    m.i32[i, TIM_COUNTER] = 0
 
 
 @wp.func
-def timer_write_tima(m: Machine, i: int, value: int):
-    if m.tim_reload[i] != 2:
+def timer_write_tima(m: wp.ref[Machine], i: int, value: int):
+    if m.i32[i, TIM_RELOAD] != 2:
         set_reg(m, i, TIMA, value)
 
 
 @wp.func
-def timer_write_tma(m: Machine, i: int, value: int):
+def timer_write_tma(m: wp.ref[Machine], i: int, value: int):
     set_reg(m, i, TMA, value)
-    if m.tim_reload[i] != 0:
+    if m.i32[i, TIM_RELOAD] != 0:
         set_reg(m, i, TIMA, value)
 
 
 @wp.func
-def timer_write_tac(m: Machine, i: int, value: int):
+def timer_write_tac(m: wp.ref[Machine], i: int, value: int):
     tac = reg(m, i, TAC)
-    counter = m.tim_counter[i]
+    counter = m.i32[i, TIM_COUNTER]
     if (tac & 4) != 0 and (counter & timer_bit(tac)) != 0:
         if (value & 4) == 0 or (counter & timer_bit(value)) == 0:
             increase_tima(m, i)
@@ -160,12 +167,12 @@ def timer_write_tac(m: Machine, i: int, value: int):
 
 
 @wp.func
-def timer_read_tima(m: Machine, i: int) -> int:
-    if m.tim_reload[i] == 1:
+def timer_read_tima(m: wp.ref[Machine], i: int) -> int:
+    if m.i32[i, TIM_RELOAD] == 1:
         return 0
     return reg(m, i, TIMA)
 
 
 @wp.func
-def timer_read_div(m: Machine, i: int) -> int:
-    return m.tim_counter[i] >> 8
+def timer_read_div(m: wp.ref[Machine], i: int) -> int:
+    return m.i32[i, TIM_COUNTER] >> 8
