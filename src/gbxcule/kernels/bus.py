@@ -26,22 +26,25 @@ UNUSABLE_BASE = wp.constant(UNUSABLE_OFF)
 
 @wp.func
 def bus_read(m: wp.ref[Machine], i: int, addr: int) -> int:
+    mem = m.mem
     if addr < 0xFE00:
         return mem_read(m, i, addr)
     if addr < 0xFEA0:
         return oam_read(m, i, addr)
     if addr < 0xFF00:
-        return int(m.mem[i, UNUSABLE_BASE + addr - 0xFEA0])
+        return int(mem[i, UNUSABLE_BASE + addr - 0xFEA0])
     dma_catch_up(m, i)
     if addr < 0xFF80:
         return io_read(m, i, addr)
     if addr < 0xFFFF:
-        return int(m.mem[i, HRAM_BASE + addr - 0xFF80])
-    return int(m.mem[i, IE_BASE])
+        return int(mem[i, HRAM_BASE + addr - 0xFF80])
+    return int(mem[i, IE_BASE])
 
 
 @wp.func
 def bus_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
+    i32 = m.i32
+    mem = m.mem
     v = value & 0xFF
     if addr < 0xFE00:
         return mem_write(m, i, addr, v)
@@ -49,12 +52,12 @@ def bus_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
         oam_write(m, i, addr, v)
         return 0
     if addr < 0xFF00:
-        m.mem[i, UNUSABLE_BASE + addr - 0xFEA0] = wp.uint8(v)
+        mem[i, UNUSABLE_BASE + addr - 0xFEA0] = wp.uint8(v)
         return 0
     dma_catch_up(m, i)
     if addr == 0xFF50:
-        if m.i32[i, BOOT_ON] != 0 and (v == 0x01 or v == 0x11):
-            m.i32[i, BOOT_ON] = 0
+        if i32[i, BOOT_ON] != 0 and (v == 0x01 or v == 0x11):
+            i32[i, BOOT_ON] = 0
             return 1
         return 0
     if addr < 0xFF80:
@@ -63,28 +66,30 @@ def bus_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
             return 1
         return 0
     if addr < 0xFFFF:
-        m.mem[i, HRAM_BASE + addr - 0xFF80] = wp.uint8(v)
+        mem[i, HRAM_BASE + addr - 0xFF80] = wp.uint8(v)
         return 0
-    m.mem[i, IE_BASE] = wp.uint8(v)
+    mem[i, IE_BASE] = wp.uint8(v)
     return 1
 
 
 @wp.func
 def bus_read_at(m: wp.ref[Machine], i: int, addr: int, offset: int) -> int:
     """``bus_read`` with PyBoy's ``memory_access_offset`` = ``offset`` for this access."""
+    i32 = m.i32
     if offset != 0:
-        m.i32[i, ACCESS_OFFSET] = offset
+        i32[i, ACCESS_OFFSET] = offset
     v = bus_read(m, i, addr)
     if offset != 0:
-        m.i32[i, ACCESS_OFFSET] = 0
+        i32[i, ACCESS_OFFSET] = 0
     return v
 
 
 @wp.func
 def bus_write_at(m: wp.ref[Machine], i: int, addr: int, value: int, offset: int) -> int:
+    i32 = m.i32
     if offset != 0:
-        m.i32[i, ACCESS_OFFSET] = offset
+        i32[i, ACCESS_OFFSET] = offset
     bail = bus_write(m, i, addr, value)
     if offset != 0:
-        m.i32[i, ACCESS_OFFSET] = 0
+        i32[i, ACCESS_OFFSET] = 0
     return bail

@@ -127,24 +127,28 @@ def is_illegal(op: int) -> int:
 
 
 @wp.func
-def fetch(m: wp.ref[Machine], i: int, pc: int) -> wp.vec3i:
-    """Opcode and the two bytes after it, read the way PyBoy's fetch reads them."""
+def fetch(m: wp.ref[Machine], i: int, pc: int) -> int:
+    """Opcode and the two bytes after it (``op | n1 << 8 | n2 << 16``), read the way PyBoy's
+    fetch reads them. Packed into one int so the bytes stay in registers."""
+    i32 = m.i32
     if pc + 2 < 0x8000:
-        if m.i32[i, BOOT_ON] != 0:
-            return wp.vec3i(rom_read(m, i, pc), rom_read(m, i, pc + 1), rom_read(m, i, pc + 2))
+        if i32[i, BOOT_ON] != 0:
+            b0 = rom_read(m, i, pc)
+            return b0 | (rom_read(m, i, pc + 1) << 8) | (rom_read(m, i, pc + 2) << 16)
         # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
         # neighbour exactly like this.
-        base = m.i32[i, ROM_BANK] * 0x4000 - 0x4000
+        base = i32[i, ROM_BANK] * 0x4000 - 0x4000
         if pc + 2 < 0x4000:
-            base = m.i32[i, ROM_BANK_LOW] * 0x4000
+            base = i32[i, ROM_BANK_LOW] * 0x4000
         k = wp.max(base + pc, 0)
-        return wp.vec3i(int(m.rom[k]), int(m.rom[k + 1]), int(m.rom[k + 2]))
-    out = wp.vec3i(0, 0, 0)
+        rom = m.rom
+        return int(rom[k]) | (int(rom[k + 1]) << 8) | (int(rom[k + 2]) << 16)
+    out = wp.int32(0)
     count = wp.int32(1)
     k = wp.int32(0)
     while k < count:
         v = bus_read_at(m, i, (pc + k) & 0xFFFF, 4 * k)
-        out[k] = v
+        out = out | (v << (8 * k))
         if k == 0:
             count = opcode_length(v)
         k += 1
@@ -187,15 +191,17 @@ def reg16(p: int, b: int, c: int, d: int, e: int, h: int, l: int, last: int) -> 
 @wp.func
 def cpu_execute(m: wp.ref[Machine], i: int) -> int:
     """Run the instruction at PC; returns PyBoy's ``bail`` (1: the run loop must stop)."""
-    pc = m.i32[i, PC]
-    c0 = m.i64[i, CYCLES]
+    i32 = m.i32
+    i64 = m.i64
+    pc = i32[i, PC]
+    c0 = i64[i, CYCLES]
     fetched = fetch(m, i, pc)
-    op = fetched[0]
-    n1 = fetched[1]
-    n16 = n1 | (fetched[2] << 8)
+    op = fetched & 0xFF
+    n1 = (fetched >> 8) & 0xFF
+    n16 = fetched >> 8
     cb = wp.where(op == 0xCB, 1, 0)
     if cb == 0 and is_illegal(op) != 0:
-        m.i32[i, LOCKED] = 0x100 | op
+        i32[i, LOCKED] = 0x100 | op
         return 0
     if cb == 1:
         op = n1
@@ -205,18 +211,18 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
     p = y >> 1
     q = y & 1
 
-    a = m.i32[i, REG_A]
-    f = m.i32[i, REG_F]
-    b = m.i32[i, REG_B]
-    c = m.i32[i, REG_C]
-    d = m.i32[i, REG_D]
-    e = m.i32[i, REG_E]
-    h = m.i32[i, REG_H]
-    l = m.i32[i, REG_L]  # noqa: E741
-    sp = m.i32[i, SP]
+    a = i32[i, REG_A]
+    f = i32[i, REG_F]
+    b = i32[i, REG_B]
+    c = i32[i, REG_C]
+    d = i32[i, REG_D]
+    e = i32[i, REG_E]
+    h = i32[i, REG_H]
+    l = i32[i, REG_L]  # noqa: E741
+    sp = i32[i, SP]
     hl = (h << 8) | l
-    ime = m.i32[i, IME]
-    ei_delay = m.i32[i, IME_DELAY]
+    ime = i32[i, IME]
+    ei_delay = i32[i, IME_DELAY]
     bail = wp.int32(0)
 
     # ---- phase 1: memory reads ---------------------------------------------
@@ -273,14 +279,17 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
                 ime = 1
                 ei_delay = 0
                 bail = wp.where(pending_interrupts(m, i) != 0, 1, 0)
-    rd = wp.vec2i(0, 0)
+    m0 = wp.int32(0)
+    m1 = wp.int32(0)
     k = wp.int32(0)
     while k < rd_n:
-        m.i64[i, CYCLES] = c0 + wp.int64(rd_at + 4 * k)
-        rd[k] = bus_read_at(m, i, (rd_addr + k) & 0xFFFF, rd_offset)
+        i64[i, CYCLES] = c0 + wp.int64(rd_at + 4 * k)
+        v = bus_read_at(m, i, (rd_addr + k) & 0xFFFF, rd_offset)
+        if k == 0:
+            m0 = v
+        else:
+            m1 = v
         k += 1
-    m0 = rd[0]
-    m1 = rd[1]
 
     # ---- phase 2: compute ---------------------------------------------------
     length = wp.int32(1)
@@ -297,7 +306,8 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
     wr_step = wp.int32(4)
     wr_dir = wp.int32(-1)
     wr_offset = wp.int32(0)
-    wv = wp.vec2i(0, 0)
+    wv0 = wp.int32(0)  # bytes written, in order
+    wv1 = wp.int32(0)
     src = reg8(z, b, c, d, e, h, l, m0, a)
     if cb == 1:
         length = 2
@@ -321,7 +331,7 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
                 wr_n = 1
                 wr_addr = hl
                 wr_at = 8
-                wv[0] = t
+                wv0 = t
         elif x != 1:
             w8 = z
             v8 = t
@@ -335,7 +345,8 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
                     wr_addr = n16
                     wr_step = 0
                     wr_dir = 1
-                    wv = wp.vec2i(sp & 0xFF, sp >> 8)
+                    wv0 = sp & 0xFF
+                    wv1 = sp >> 8
                 if y == 2:  # STOP: a 2-byte no-op on DMG in PyBoy
                     length = 2
                 if y >= 3:  # JR / JR cc
@@ -363,7 +374,7 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
                 if q == 0:
                     wr_n = 1
                     wr_addr = reg16(wp.min(p, 2), b, c, d, e, h, l, 0)
-                    wv[0] = a
+                    wv0 = a
                     if p == 1:
                         wr_offset = 4
                 else:
@@ -384,7 +395,7 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
                     wr_n = 1
                     wr_addr = hl
                     wr_at = 4
-                    wv[0] = r[0]
+                    wv0 = r[0]
                 else:
                     w8 = y
                     v8 = r[0]
@@ -396,7 +407,7 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
                     wr_n = 1
                     wr_addr = hl
                     wr_at = 4
-                    wv[0] = n1
+                    wv0 = n1
                 else:
                     w8 = y
                     v8 = n1
@@ -421,14 +432,14 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
         if x == 1:
             if y == 6 and z == 6:  # HALT: PC stays; the run loop steps over it on wake-up
                 length = 0
-                m.i32[i, HALTED] = 1
-                m.i32[i, HALT_EI] = wp.where(ei_delay == 1, 1, 0)
+                i32[i, HALTED] = 1
+                i32[i, HALT_EI] = wp.where(ei_delay == 1, 1, 0)
                 bail = 1
             elif y == 6:
                 cycles = 8
                 wr_n = 1
                 wr_addr = hl
-                wv[0] = src
+                wv0 = src
             else:
                 w8 = y
                 v8 = src
@@ -461,7 +472,7 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
                     wr_n = 1
                     wr_addr = 0xFF00 | n1
                     wr_at = 4
-                    wv[0] = a
+                    wv0 = a
                 if y == 5 or y == 7:  # ADD SP,e8 / LD HL,SP+e8
                     length = 2
                     nf = sp_offset_flags(sp, n1)
@@ -502,7 +513,7 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
                 if y == 4 or y == 5:  # LD [C],A / LD [n16],A
                     wr_n = 1
                     wr_addr = 0xFF00 | c
-                    wv[0] = a
+                    wv0 = a
                 if y == 5:
                     length = 3
                     cycles = 16
@@ -534,17 +545,20 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
             if z == 5 and q == 0:  # PUSH rr
                 cycles = 16
                 pair = reg16(p, b, c, d, e, h, l, (a << 8) | f)
-                wv = wp.vec2i(pair >> 8, pair & 0xFF)
+                wv0 = pair >> 8
+                wv1 = pair & 0xFF
                 wr_at = 8
             if z == 7:  # RST
                 cycles = 16
                 jump = y * 8
-                wv = wp.vec2i((pc + 1) >> 8, (pc + 1) & 0xFF)
+                wv0 = (pc + 1) >> 8
+                wv1 = (pc + 1) & 0xFF
                 wr_at = 8
             if call != 0:
                 cycles = 24
                 jump = n16
-                wv = wp.vec2i(((pc + 3) & 0xFFFF) >> 8, (pc + 3) & 0xFF)
+                wv0 = ((pc + 3) & 0xFFFF) >> 8
+                wv1 = (pc + 3) & 0xFF
                 wr_at = 16
             if call != 0 or (z == 5 and q == 0) or z == 7:
                 wr_n = 2
@@ -554,9 +568,9 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
     # ---- phase 3: memory writes ---------------------------------------------
     k = wp.int32(0)
     while k < wr_n:
-        m.i64[i, CYCLES] = c0 + wp.int64(wr_at + wr_step * k)
+        i64[i, CYCLES] = c0 + wp.int64(wr_at + wr_step * k)
         addr = (wr_addr + wr_dir * k) & 0xFFFF
-        bail = bail | bus_write_at(m, i, addr, wv[k], wr_offset)
+        bail = bail | bus_write_at(m, i, addr, wp.where(k == 0, wv0, wv1), wr_offset)
         k += 1
 
     # ---- phase 4: write back ------------------------------------------------
@@ -590,23 +604,23 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
         nf = v16 & 0xF0
     if jump < 0:
         jump = (pc + length) & 0xFFFF
-    m.i32[i, PC] = jump
-    m.i32[i, SP] = sp
-    m.i32[i, REG_A] = a
-    m.i32[i, REG_F] = nf
-    m.i32[i, REG_B] = b
-    m.i32[i, REG_C] = c
-    m.i32[i, REG_D] = d
-    m.i32[i, REG_E] = e
-    m.i32[i, REG_H] = h
-    m.i32[i, REG_L] = l
-    m.i64[i, CYCLES] = c0 + wp.int64(cycles)
+    i32[i, PC] = jump
+    i32[i, SP] = sp
+    i32[i, REG_A] = a
+    i32[i, REG_F] = nf
+    i32[i, REG_B] = b
+    i32[i, REG_C] = c
+    i32[i, REG_D] = d
+    i32[i, REG_E] = e
+    i32[i, REG_H] = h
+    i32[i, REG_L] = l
+    i64[i, CYCLES] = c0 + wp.int64(cycles)
     # PyBoy's EI countdown at the end of fetch_and_execute
     if ei_delay > 0:
         ei_delay = ei_delay - 1
         if ei_delay == 0:
             ime = 1
             bail = wp.where(pending_interrupts(m, i) != 0, 1, 0)
-    m.i32[i, IME] = ime
-    m.i32[i, IME_DELAY] = ei_delay
+    i32[i, IME] = ime
+    i32[i, IME_DELAY] = ei_delay
     return bail

@@ -47,26 +47,29 @@ OAM_BYTES = wp.constant(0xA0)
 @wp.func
 def dma_source_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     """PyBoy's ``getitem`` for a DMA source byte (0x0000-0xDFFF after the $FE/$FF remap)."""
+    mem = m.mem
     if addr < 0x8000:
         return rom_read(m, i, addr)
     if addr < 0xA000:
         if m.i32[i, ACCESS_OFFSET] != 0:
             if vram_blocked(m, i, 0) != 0:
                 return 0xFF
-        return int(m.mem[i, VRAM_BASE + addr - 0x8000])
+        return int(mem[i, VRAM_BASE + addr - 0x8000])
     if addr < 0xC000:
         return cart_ram_read(m, i, addr)
     if addr < 0xE000:
-        return int(m.mem[i, WRAM_BASE + addr - 0xC000])
-    return int(m.mem[i, WRAM_BASE + addr - 0xE000])
+        return int(mem[i, WRAM_BASE + addr - 0xC000])
+    return int(mem[i, WRAM_BASE + addr - 0xE000])
 
 
 @wp.func
 def dma_sync(m: wp.ref[Machine], i: int, offset: int):
     """Move every byte due by ``cycles + offset`` (PyBoy's ``sync_oam_dma``)."""
-    if m.i32[i, DMA_ACTIVE] == 0:
+    i32 = m.i32
+    i64 = m.i64
+    if i32[i, DMA_ACTIVE] == 0:
         return
-    elapsed = m.i64[i, CYCLES] + wp.int64(offset) - m.i64[i, DMA_START]
+    elapsed = i64[i, CYCLES] + wp.int64(offset) - i64[i, DMA_START]
     if elapsed < wp.int64(4):
         return
     due = OAM_BYTES
@@ -75,44 +78,49 @@ def dma_sync(m: wp.ref[Machine], i: int, offset: int):
     source = reg(m, i, DMA)
     if source >= 0xFE:
         source -= 0x20
-    index = m.i32[i, DMA_INDEX]
+    index = i32[i, DMA_INDEX]
     while index < due:
         m.mem[i, OAM_BASE + index] = wp.uint8(dma_source_read(m, i, (source << 8) | index))
         index += 1
-    m.i32[i, DMA_INDEX] = index
+    i32[i, DMA_INDEX] = index
     if index == OAM_BYTES:
-        m.i32[i, DMA_ACTIVE] = 0
+        i32[i, DMA_ACTIVE] = 0
 
 
 @wp.func
 def dma_catch_up(m: wp.ref[Machine], i: int):
     """The sync PyBoy does at the top of every 0xFF00-0xFFFF access."""
-    if m.i32[i, DMA_ACTIVE] != 0:
-        dma_sync(m, i, m.i32[i, ACCESS_OFFSET])
+    i32 = m.i32
+    if i32[i, DMA_ACTIVE] != 0:
+        dma_sync(m, i, i32[i, ACCESS_OFFSET])
 
 
 @wp.func
 def dma_start(m: wp.ref[Machine], i: int, source: int):
     """FF46 write (after the LCD sync): schedule a new copy from ``source << 8``."""
+    i32 = m.i32
+    i64 = m.i64
     delay = 12
-    if m.i32[i, DMA_ACTIVE] != 0 and m.i32[i, DMA_INDEX] == 0:
+    if i32[i, DMA_ACTIVE] != 0 and i32[i, DMA_INDEX] == 0:
         delay = 8
-    m.i64[i, DMA_START] = m.i64[i, CYCLES] + wp.int64(delay)
-    m.i32[i, DMA_ACTIVE] = 1
-    m.i32[i, DMA_INDEX] = 0
+    i64[i, DMA_START] = i64[i, CYCLES] + wp.int64(delay)
+    i32[i, DMA_ACTIVE] = 1
+    i32[i, DMA_INDEX] = 0
     set_reg(m, i, DMA, source)
 
 
 @wp.func
 def dma_started(m: wp.ref[Machine], i: int) -> int:
-    if m.i64[i, CYCLES] + wp.int64(m.i32[i, ACCESS_OFFSET]) >= m.i64[i, DMA_START]:
+    i64 = m.i64
+    if i64[i, CYCLES] + wp.int64(m.i32[i, ACCESS_OFFSET]) >= i64[i, DMA_START]:
         return 1
     return 0
 
 
 @wp.func
 def oam_read(m: wp.ref[Machine], i: int, addr: int) -> int:
-    offset = m.i32[i, ACCESS_OFFSET]
+    i32 = m.i32
+    offset = i32[i, ACCESS_OFFSET]
     if offset != 0:
         raise_interrupt(m, i, lcd_sync(m, i, m.i64[i, CYCLES] + wp.int64(offset)))
         if (reg(m, i, LCDC) & 0x80) != 0:
@@ -120,34 +128,36 @@ def oam_read(m: wp.ref[Machine], i: int, addr: int) -> int:
             if mode == 2 or mode == 3:
                 return 0xFF
             # OAM locks when LY advances, before the first frame's mode 2 begins.
-            if m.i32[i, LCD_FIRST_FRAME] != 0 and m.i32[i, LCD_TRANSITION] == TRANS_START_MODE2:
+            if i32[i, LCD_FIRST_FRAME] != 0 and i32[i, LCD_TRANSITION] == TRANS_START_MODE2:
                 return 0xFF
-    if m.i32[i, DMA_ACTIVE] != 0:
+    if i32[i, DMA_ACTIVE] != 0:
         dma_sync(m, i, offset)
-    hl = (m.i32[i, REG_H] << 8) | m.i32[i, REG_L]
-    if m.i32[i, DMA_ACTIVE] != 0 and dma_started(m, i) != 0 and hl == addr:
+    hl = (i32[i, REG_H] << 8) | i32[i, REG_L]
+    if i32[i, DMA_ACTIVE] != 0 and dma_started(m, i) != 0 and hl == addr:
         dma_sync(m, i, wp.max(offset, 4))
-    if m.i32[i, DMA_ACTIVE] != 0 and dma_started(m, i) != 0:
+    if i32[i, DMA_ACTIVE] != 0 and dma_started(m, i) != 0:
         return 0xFF
     return int(m.mem[i, OAM_BASE + addr - 0xFE00])
 
 
 @wp.func
 def oam_write(m: wp.ref[Machine], i: int, addr: int, value: int):
-    offset = m.i32[i, ACCESS_OFFSET]
+    i32 = m.i32
+    i64 = m.i64
+    offset = i32[i, ACCESS_OFFSET]
     if offset != 0:
-        raise_interrupt(m, i, lcd_sync(m, i, m.i64[i, CYCLES] + wp.int64(offset)))
+        raise_interrupt(m, i, lcd_sync(m, i, i64[i, CYCLES] + wp.int64(offset)))
         if (reg(m, i, LCDC) & 0x80) != 0:
             mode = lcd_mode(m, i)
             if mode == 3:
                 return
             if mode == 2:
                 # OAM briefly opens during the final four startup cycles of mode 2.
-                ahead = m.i64[i, LCD_TARGET] - m.i64[i, LCD_CLOCK]
-                opening = m.i32[i, LCD_FIRST_FRAME] != 0 and ahead >= wp.int64(0)
+                ahead = i64[i, LCD_TARGET] - i64[i, LCD_CLOCK]
+                opening = i32[i, LCD_FIRST_FRAME] != 0 and ahead >= wp.int64(0)
                 if not (opening and ahead <= wp.int64(4)):
                     return
-    if m.i32[i, DMA_ACTIVE] != 0:
+    if i32[i, DMA_ACTIVE] != 0:
         dma_sync(m, i, offset)
-    if m.i32[i, DMA_ACTIVE] == 0:
+    if i32[i, DMA_ACTIVE] == 0:
         m.mem[i, OAM_BASE + addr - 0xFE00] = wp.uint8(value & 0xFF)

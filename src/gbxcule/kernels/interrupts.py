@@ -39,36 +39,39 @@ DISPATCH_CYCLES = wp.constant(wp.int64(20))
 @wp.func
 def handle_interrupt(m: wp.ref[Machine], i: int) -> int:
     """Dispatch the highest-priority pending interrupt; 0 if the first push cancelled it."""
-    sp = m.i32[i, SP]
-    pc = m.i32[i, PC]
+    i32 = m.i32
+    i64 = m.i64
+    sp = i32[i, SP]
+    pc = i32[i, PC]
     bus_write(m, i, (sp - 1) & 0xFFFF, pc >> 8)
     pending = pending_interrupts(m, i)
     if pending == 0:
-        m.i32[i, PC] = 0
-        m.i32[i, IME] = 0
+        i32[i, PC] = 0
+        i32[i, IME] = 0
         return 0
     bit = lowest_set_bit(pending)
     set_io_reg(m, i, IF, io_reg(m, i, IF) ^ bit)
     bus_write(m, i, (sp - 2) & 0xFFFF, pc & 0xFF)
-    m.i32[i, SP] = (sp - 2) & 0xFFFF
-    m.i32[i, PC] = interrupt_vector(bit)
-    m.i64[i, CYCLES] = m.i64[i, CYCLES] + DISPATCH_CYCLES
-    m.i32[i, IME] = 0
+    i32[i, SP] = (sp - 2) & 0xFFFF
+    i32[i, PC] = interrupt_vector(bit)
+    i64[i, CYCLES] = i64[i, CYCLES] + DISPATCH_CYCLES
+    i32[i, IME] = 0
     return 1
 
 
 @wp.func
 def check_interrupts(m: wp.ref[Machine], i: int) -> int:
     """PyBoy's ``check_interrupts``: 1 when an interrupt is pending (the CPU leaves HALT)."""
-    if m.i32[i, INT_QUEUED] != 0 or m.i32[i, IME_DELAY] != 0:
+    i32 = m.i32
+    if i32[i, INT_QUEUED] != 0 or i32[i, IME_DELAY] != 0:
         return 0
     if pending_interrupts(m, i) == 0:
-        m.i32[i, INT_QUEUED] = 0
+        i32[i, INT_QUEUED] = 0
         return 0
-    if m.i32[i, HALTED] != 0 and m.i32[i, HALT_EI] == 0:
-        m.i32[i, PC] = (m.i32[i, PC] + 1) & 0xFFFF  # step past the HALT opcode
-    m.i32[i, HALT_EI] = 0
-    if m.i32[i, IME] != 0:
+    if i32[i, HALTED] != 0 and i32[i, HALT_EI] == 0:
+        i32[i, PC] = (i32[i, PC] + 1) & 0xFFFF  # step past the HALT opcode
+    i32[i, HALT_EI] = 0
+    if i32[i, IME] != 0:
         handle_interrupt(m, i)
-    m.i32[i, INT_QUEUED] = 1
+    i32[i, INT_QUEUED] = 1
     return 1

@@ -195,48 +195,50 @@ def power_on_timing(m: wp.ref[Machine], i: int):
 
     ``mem`` is already zero; only non-zero registers and fields are set here.
     """
+    i32 = m.i32
+    i64 = m.i64
     set_reg(m, i, SB, 0xFF)
     set_reg(m, i, SC, 0x7E)
     set_reg(m, i, STAT, 0x80)
     set_reg(m, i, BGP, 0xFC)
     set_reg(m, i, OBP0, 0xFF)
     set_reg(m, i, OBP1, 0xFF)
-    m.i32[i, IME_DELAY] = 0
-    m.i32[i, HALT_EI] = 0
-    m.i32[i, BOOT_ON] = 1
-    m.i32[i, INT_QUEUED] = 0
-    m.i32[i, FRAME_DONE] = 0
-    m.i32[i, TIM_COUNTER] = 0
-    m.i32[i, TIM_RELOAD] = 0
-    m.i32[i, TIM_RELOAD_LEFT] = 0
-    m.i64[i, TIM_LAST] = wp.int64(0)
-    m.i64[i, TIM_TO_IRQ] = wp.int64(0)
-    m.i64[i, LCD_CLOCK] = wp.int64(0)
-    m.i64[i, LCD_TARGET] = FRAME_T
-    m.i64[i, LCD_LAST] = wp.int64(0)
-    m.i64[i, LCD_TO_IRQ] = wp.int64(0)
-    m.i64[i, LCD_TO_FRAME] = FRAME_T
-    m.i32[i, LCD_IRQ_LINE] = 0
-    m.i32[i, LCD_NEXT_MODE] = 2
-    m.i32[i, LCD_TRANSITION] = 0
-    m.i32[i, LCD_FIRST_FRAME] = 0
-    m.i32[i, LCD_RESET] = 0
-    m.i32[i, LCD_STAT_OVERRIDE] = 0
-    m.i32[i, LCD_LYC_DIRTY] = 0
-    m.i32[i, LCD_M3_ADJUST] = 0
-    m.i32[i, WIN_LINE] = 0
-    m.i32[i, WIN_ACTIVE] = 0
-    m.i32[i, LCD_RENDER] = 0
-    m.i64[i, SER_LAST] = wp.int64(0)
-    m.i64[i, SER_TARGET] = NEVER
-    m.i64[i, SER_TO_IRQ] = wp.int64(0)
-    m.i32[i, SER_ACTIVE] = 0
-    m.i32[i, SERIAL_LEN] = 0
-    m.i32[i, DMA_ACTIVE] = 0
-    m.i32[i, DMA_INDEX] = 0
-    m.i64[i, DMA_START] = wp.int64(0)
-    m.i32[i, JOY_DIR] = 0xF
-    m.i32[i, JOY_STD] = 0xF
+    i32[i, IME_DELAY] = 0
+    i32[i, HALT_EI] = 0
+    i32[i, BOOT_ON] = 1
+    i32[i, INT_QUEUED] = 0
+    i32[i, FRAME_DONE] = 0
+    i32[i, TIM_COUNTER] = 0
+    i32[i, TIM_RELOAD] = 0
+    i32[i, TIM_RELOAD_LEFT] = 0
+    i64[i, TIM_LAST] = wp.int64(0)
+    i64[i, TIM_TO_IRQ] = wp.int64(0)
+    i64[i, LCD_CLOCK] = wp.int64(0)
+    i64[i, LCD_TARGET] = FRAME_T
+    i64[i, LCD_LAST] = wp.int64(0)
+    i64[i, LCD_TO_IRQ] = wp.int64(0)
+    i64[i, LCD_TO_FRAME] = FRAME_T
+    i32[i, LCD_IRQ_LINE] = 0
+    i32[i, LCD_NEXT_MODE] = 2
+    i32[i, LCD_TRANSITION] = 0
+    i32[i, LCD_FIRST_FRAME] = 0
+    i32[i, LCD_RESET] = 0
+    i32[i, LCD_STAT_OVERRIDE] = 0
+    i32[i, LCD_LYC_DIRTY] = 0
+    i32[i, LCD_M3_ADJUST] = 0
+    i32[i, WIN_LINE] = 0
+    i32[i, WIN_ACTIVE] = 0
+    i32[i, LCD_RENDER] = 0
+    i64[i, SER_LAST] = wp.int64(0)
+    i64[i, SER_TARGET] = NEVER
+    i64[i, SER_TO_IRQ] = wp.int64(0)
+    i32[i, SER_ACTIVE] = 0
+    i32[i, SERIAL_LEN] = 0
+    i32[i, DMA_ACTIVE] = 0
+    i32[i, DMA_INDEX] = 0
+    i64[i, DMA_START] = wp.int64(0)
+    i32[i, JOY_DIR] = 0xF
+    i32[i, JOY_STD] = 0xF
     for k in range(m.joy_rel_mask.shape[1]):
         m.joy_rel_mask[i, k] = 0
         m.joy_rel_wait[i, k] = 0

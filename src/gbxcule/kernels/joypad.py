@@ -43,35 +43,38 @@ def joypad_slots(frames_per_step: int, release_after_frames: int) -> int:
 
 @wp.func
 def p1_write(m: wp.ref[Machine], i: int, value: int):
+    i32 = m.i32
     p14 = (value >> 4) & 1
     p15 = (value >> 5) & 1
     result = (value | 0xCF) & 0xFF
     if p14 == 1 and p15 == 1:
         result = 0x0F
     elif p14 == 0 and p15 == 1:
-        result = result & m.i32[i, JOY_DIR]
+        result = result & i32[i, JOY_DIR]
     elif p14 == 1 and p15 == 0:
-        result = result & m.i32[i, JOY_STD]
+        result = result & i32[i, JOY_STD]
     set_reg(m, i, P1, result | 0xC0)
 
 
 @wp.func
 def press_buttons(m: wp.ref[Machine], i: int, mask: int):
     """Press the buttons of ``mask`` (bit order right, left, up, down, a, b, select, start)."""
-    old_dir = m.i32[i, JOY_DIR]
-    old_std = m.i32[i, JOY_STD]
+    i32 = m.i32
+    old_dir = i32[i, JOY_DIR]
+    old_std = i32[i, JOY_STD]
     new_dir = old_dir & ~(mask & 0xF)
     new_std = old_std & ~((mask >> 4) & 0xF)
-    m.i32[i, JOY_DIR] = new_dir
-    m.i32[i, JOY_STD] = new_std
+    i32[i, JOY_DIR] = new_dir
+    i32[i, JOY_STD] = new_std
     if ((old_dir ^ new_dir) & old_dir) != 0 or ((old_std ^ new_std) & old_std) != 0:
         raise_interrupt(m, i, INT_JOYPAD)
 
 
 @wp.func
 def release_buttons(m: wp.ref[Machine], i: int, mask: int):
-    m.i32[i, JOY_DIR] = m.i32[i, JOY_DIR] | (mask & 0xF)
-    m.i32[i, JOY_STD] = m.i32[i, JOY_STD] | ((mask >> 4) & 0xF)
+    i32 = m.i32
+    i32[i, JOY_DIR] = i32[i, JOY_DIR] | (mask & 0xF)
+    i32[i, JOY_STD] = i32[i, JOY_STD] | ((mask >> 4) & 0xF)
 
 
 @wp.func

@@ -48,11 +48,12 @@ MBC2_RAM_CELLS = 512
 @wp.func
 def rom_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     """0x0000-0x7FFF as the CPU sees it: boot ROM overlay, then the mapped banks."""
+    i32 = m.i32
     if addr < 0x4000:
-        if addr < 0x100 and m.i32[i, BOOT_ON] != 0:
+        if addr < 0x100 and i32[i, BOOT_ON] != 0:
             return int(m.boot[addr])
-        return int(m.rom[m.i32[i, ROM_BANK_LOW] * 0x4000 + addr])
-    return int(m.rom[m.i32[i, ROM_BANK] * 0x4000 + addr - 0x4000])
+        return int(m.rom[i32[i, ROM_BANK_LOW] * 0x4000 + addr])
+    return int(m.rom[i32[i, ROM_BANK] * 0x4000 + addr - 0x4000])
 
 
 @wp.func
@@ -65,83 +66,85 @@ def rtc_selected(m: wp.ref[Machine], i: int) -> int:
 
 @wp.func
 def mbc1_update_banks(m: wp.ref[Machine], i: int):
-    reg1 = m.i32[i, MBC_REG1]
-    reg2 = m.i32[i, MBC_REG2]
+    i32 = m.i32
+    reg1 = i32[i, MBC_REG1]
+    reg2 = i32[i, MBC_REG2]
     low = wp.int32(0)
-    if m.i32[i, MBC_MODE] == 1:
+    if i32[i, MBC_MODE] == 1:
         shift = 5
         if m.mbc1_multicart != 0:
             shift = 4
         low = (reg2 << shift) % m.rom_banks
-    m.i32[i, ROM_BANK_LOW] = low
+    i32[i, ROM_BANK_LOW] = low
     if m.mbc1_multicart != 0:
         sel = (reg2 << 4) | (reg1 & 0x0F)
         if (reg1 & 0x0F) == 0 and (reg1 & 0x10) == 0:
             sel = sel | 1
-        m.i32[i, ROM_BANK] = sel % m.rom_banks
+        i32[i, ROM_BANK] = sel % m.rom_banks
     else:
-        m.i32[i, ROM_BANK] = ((reg2 << 5) | reg1) % m.rom_banks
+        i32[i, ROM_BANK] = ((reg2 << 5) | reg1) % m.rom_banks
 
 
 @wp.func
 def mbc_write(m: wp.ref[Machine], i: int, addr: int, value: int):
     """A CPU write to 0x0000-0x7FFF: mapper registers."""
+    i32 = m.i32
     kind = m.mbc_kind
     if kind == MBC_NONE:
         if addr >= 0x2000 and addr < 0x4000:
             v = value
             if v == 0:
                 v = 1
-            m.i32[i, ROM_BANK] = v & 1
+            i32[i, ROM_BANK] = v & 1
     if kind == MBC1:
         if addr < 0x2000:
-            m.i32[i, RAM_ENABLED] = wp.where((value & 0x0F) == 0x0A, 1, 0)
+            i32[i, RAM_ENABLED] = wp.where((value & 0x0F) == 0x0A, 1, 0)
         elif addr < 0x4000:
             v = value & 0x1F
             if v == 0:
                 v = 1
-            m.i32[i, MBC_REG1] = v
+            i32[i, MBC_REG1] = v
         elif addr < 0x6000:
-            m.i32[i, MBC_REG2] = value & 0x03
+            i32[i, MBC_REG2] = value & 0x03
         else:
-            m.i32[i, MBC_MODE] = value & 0x01
+            i32[i, MBC_MODE] = value & 0x01
         mbc1_update_banks(m, i)
     if kind == MBC2:
         if addr < 0x4000:
             v = value & 0x0F
             if (addr & 0x100) == 0:
-                m.i32[i, RAM_ENABLED] = wp.where(v == 0x0A, 1, 0)
+                i32[i, RAM_ENABLED] = wp.where(v == 0x0A, 1, 0)
             else:
                 if v == 0:
                     v = 1
-                m.i32[i, ROM_BANK] = v % m.rom_banks
+                i32[i, ROM_BANK] = v % m.rom_banks
     if kind == MBC3:
         if addr < 0x2000:
-            m.i32[i, RAM_ENABLED] = wp.where((value & 0x0F) == 0x0A, 1, 0)
+            i32[i, RAM_ENABLED] = wp.where((value & 0x0F) == 0x0A, 1, 0)
         elif addr < 0x4000:
             v = value
             if m.mbc30 == 0:
                 v = value & 0x7F
             if v == 0:
                 v = 1
-            m.i32[i, ROM_BANK] = v % m.rom_banks
+            i32[i, ROM_BANK] = v % m.rom_banks
         elif addr < 0x6000:
             if value >= 0x08 and value <= 0x0C:
-                m.i32[i, RAM_BANK] = value
+                i32[i, RAM_BANK] = value
             else:
-                m.i32[i, RAM_BANK] = value % m.ram_banks
+                i32[i, RAM_BANK] = value % m.ram_banks
         elif m.has_rtc != 0:
             rtc_tick(m, i, m.i64[i, CYCLES])
             rtc_command(m, i, value)
     if kind == MBC5:
         if addr < 0x2000:
-            m.i32[i, RAM_ENABLED] = wp.where(value == 0x0A, 1, 0)
+            i32[i, RAM_ENABLED] = wp.where(value == 0x0A, 1, 0)
         elif addr < 0x3000:
-            m.i32[i, ROM_BANK] = ((m.i32[i, ROM_BANK] & 0x100) | value) % m.rom_banks
+            i32[i, ROM_BANK] = ((i32[i, ROM_BANK] & 0x100) | value) % m.rom_banks
         elif addr < 0x4000:
-            m.i32[i, ROM_BANK] = (((value & 1) << 8) | (m.i32[i, ROM_BANK] & 0xFF)) % m.rom_banks
+            i32[i, ROM_BANK] = (((value & 1) << 8) | (i32[i, ROM_BANK] & 0xFF)) % m.rom_banks
         elif addr < 0x6000:
-            m.i32[i, RAM_BANK] = (value & 0x0F) % m.ram_banks
+            i32[i, RAM_BANK] = (value & 0x0F) % m.ram_banks
 
 
 @wp.func
@@ -155,28 +158,32 @@ def cart_ram_index(m: wp.ref[Machine], bank: int, addr: int) -> int:
 @wp.func
 def cart_ram_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     """A CPU read of 0xA000-0xBFFF (PyBoy syncs the clock first when a register is selected)."""
+    i32 = m.i32
+    mem = m.mem
     if rtc_selected(m, i) != 0:
         rtc_tick(m, i, m.i64[i, CYCLES])
     kind = m.mbc_kind
-    if kind == MBC_NONE or m.i32[i, RAM_ENABLED] == 0:
+    if kind == MBC_NONE or i32[i, RAM_ENABLED] == 0:
         return 0xFF
     if kind == MBC2:
-        return int(m.mem[i, CART_RAM_BASE + (addr - 0xA000) % MBC2_RAM_CELLS]) | 0xF0
-    bank = m.i32[i, RAM_BANK]
+        return int(mem[i, CART_RAM_BASE + (addr - 0xA000) % MBC2_RAM_CELLS]) | 0xF0
+    bank = i32[i, RAM_BANK]
     if kind == MBC1:
         bank = 0
-        if m.i32[i, MBC_MODE] == 1:
-            bank = m.i32[i, MBC_REG2] % m.ram_banks
+        if i32[i, MBC_MODE] == 1:
+            bank = i32[i, MBC_REG2] % m.ram_banks
     elif rtc_selected(m, i) != 0:
         return rtc_read(m, i, bank)
     k = cart_ram_index(m, bank, addr)
     if k < 0:
         return 0x00
-    return int(m.mem[i, k])
+    return int(mem[i, k])
 
 
 @wp.func
 def cart_ram_write(m: wp.ref[Machine], i: int, addr: int, value: int):
+    i32 = m.i32
+    mem = m.mem
     if rtc_selected(m, i) != 0:
         rtc_tick(m, i, m.i64[i, CYCLES])
     kind = m.mbc_kind
@@ -184,17 +191,17 @@ def cart_ram_write(m: wp.ref[Machine], i: int, addr: int, value: int):
         # PyBoy's MBC1.setitem recomputes the ROM banks after every write, RAM writes too
         # (a no-op unless the banks disagree with the registers, as in pre-2.3 save states).
         mbc1_update_banks(m, i)
-    if kind == MBC_NONE or m.i32[i, RAM_ENABLED] == 0:
+    if kind == MBC_NONE or i32[i, RAM_ENABLED] == 0:
         return
     if kind == MBC2:
         k2 = CART_RAM_BASE + (addr - 0xA000) % MBC2_RAM_CELLS
-        m.mem[i, k2] = wp.uint8((value | 0xF0) & 0xFF)
+        mem[i, k2] = wp.uint8((value | 0xF0) & 0xFF)
         return
-    bank = m.i32[i, RAM_BANK]
+    bank = i32[i, RAM_BANK]
     if kind == MBC1:
         bank = 0
-        if m.i32[i, MBC_MODE] == 1:
-            bank = m.i32[i, MBC_REG2] % m.ram_banks
+        if i32[i, MBC_MODE] == 1:
+            bank = i32[i, MBC_REG2] % m.ram_banks
     if kind == MBC3:
         if rtc_selected(m, i) != 0:
             rtc_write(m, i, bank, value)
@@ -206,4 +213,4 @@ def cart_ram_write(m: wp.ref[Machine], i: int, addr: int, value: int):
             return
     k = cart_ram_index(m, bank, addr)
     if k >= 0:
-        m.mem[i, k] = wp.uint8(value & 0xFF)
+        mem[i, k] = wp.uint8(value & 0xFF)

@@ -26,23 +26,25 @@ WRAM_BASE = wp.constant(WRAM_OFF)
 @wp.func
 def mem_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     """Byte at ``addr`` (0x0000-0xFDFF) as the CPU reads it."""
+    mem = m.mem
     if addr < 0x8000:
         return rom_read(m, i, addr)
     if addr < 0xA000:
         if m.i32[i, ACCESS_OFFSET] != 0:
             if vram_blocked(m, i, 0) != 0:
                 return 0xFF
-        return int(m.mem[i, VRAM_BASE + addr - 0x8000])
+        return int(mem[i, VRAM_BASE + addr - 0x8000])
     if addr < 0xC000:
         return cart_ram_read(m, i, addr)
     if addr < 0xE000:
-        return int(m.mem[i, WRAM_BASE + addr - 0xC000])
-    return int(m.mem[i, WRAM_BASE + addr - 0xE000])
+        return int(mem[i, WRAM_BASE + addr - 0xC000])
+    return int(mem[i, WRAM_BASE + addr - 0xE000])
 
 
 @wp.func
 def mem_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
     """CPU write to 0x0000-0xFDFF; returns 1 where PyBoy sets ``cpu.bail`` (mapper writes)."""
+    mem = m.mem
     if addr < 0x8000:
         mbc_write(m, i, addr, value)
         return 1
@@ -50,13 +52,13 @@ def mem_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
         if m.i32[i, ACCESS_OFFSET] != 0:
             if vram_blocked(m, i, 1) != 0:
                 return 0
-        m.mem[i, VRAM_BASE + addr - 0x8000] = wp.uint8(value & 0xFF)
+        mem[i, VRAM_BASE + addr - 0x8000] = wp.uint8(value & 0xFF)
         return 0
     if addr < 0xC000:
         cart_ram_write(m, i, addr, value)
         return 0
     if addr < 0xE000:
-        m.mem[i, WRAM_BASE + addr - 0xC000] = wp.uint8(value & 0xFF)
+        mem[i, WRAM_BASE + addr - 0xC000] = wp.uint8(value & 0xFF)
         return 0
-    m.mem[i, WRAM_BASE + addr - 0xE000] = wp.uint8(value & 0xFF)
+    mem[i, WRAM_BASE + addr - 0xE000] = wp.uint8(value & 0xFF)
     return 0

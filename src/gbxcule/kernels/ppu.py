@@ -112,6 +112,7 @@ def lcd_mode(m: wp.ref[Machine], i: int) -> int:
 @wp.func
 def stat_update_line(m: wp.ref[Machine], i: int) -> int:
     """Recompute the STAT interrupt line; INT_STAT on its rising edge."""
+    i32 = m.i32
     stat = reg(m, i, STAT)
     mode = stat & 3
     line = 0
@@ -120,9 +121,9 @@ def stat_update_line(m: wp.ref[Machine], i: int) -> int:
     if (stat & 0x44) == 0x44:
         line = 1
     irq = 0
-    if line == 1 and m.i32[i, LCD_IRQ_LINE] == 0:
+    if line == 1 and i32[i, LCD_IRQ_LINE] == 0:
         irq = INT_STAT
-    m.i32[i, LCD_IRQ_LINE] = line
+    i32[i, LCD_IRQ_LINE] = line
     return irq
 
 
@@ -154,9 +155,10 @@ def stat_write(m: wp.ref[Machine], i: int, value: int) -> int:
 @wp.func
 def stat_read(m: wp.ref[Machine], i: int) -> int:
     """STAT as the CPU reads it; a pending mode override (LYC written while off) is consumed."""
+    i32 = m.i32
     value = reg(m, i, STAT)
-    if m.i32[i, LCD_STAT_OVERRIDE] != 0:
-        m.i32[i, LCD_STAT_OVERRIDE] = 0
+    if i32[i, LCD_STAT_OVERRIDE] != 0:
+        i32[i, LCD_STAT_OVERRIDE] = 0
         value = value & 0xFC
     return value
 
@@ -172,22 +174,24 @@ def lyc_write(m: wp.ref[Machine], i: int, value: int) -> int:
 
 @wp.func
 def lcdc_write(m: wp.ref[Machine], i: int, value: int) -> int:
+    i32 = m.i32
+    i64 = m.i64
     was_on = (reg(m, i, LCDC) & 0x80) != 0
     set_reg(m, i, LCDC, value)
     now_on = (value & 0x80) != 0
     if was_on and not now_on:
-        m.i64[i, LCD_CLOCK] = wp.int64(0)
-        m.i64[i, LCD_TARGET] = wp.int64(0)
-        m.i64[i, LCD_TO_FRAME] = wp.int64(0)
+        i64[i, LCD_CLOCK] = wp.int64(0)
+        i64[i, LCD_TARGET] = wp.int64(0)
+        i64[i, LCD_TO_FRAME] = wp.int64(0)
         stat_set_mode(m, i, 0)  # the line moves, but PyBoy raises nothing here
         set_reg(m, i, LY, 0)
     if now_on and not was_on:
-        m.i64[i, LCD_TARGET] = wp.int64(0)  # the next sync restarts the LCD and ends the frame
-        m.i32[i, LCD_FIRST_FRAME] = 1
-        m.i32[i, LCD_RESET] = 1
-        if m.i32[i, LCD_LYC_DIRTY] != 0:
-            m.i32[i, LCD_STAT_OVERRIDE] = 1
-            m.i32[i, LCD_LYC_DIRTY] = 0
+        i64[i, LCD_TARGET] = wp.int64(0)  # the next sync restarts the LCD and ends the frame
+        i32[i, LCD_FIRST_FRAME] = 1
+        i32[i, LCD_RESET] = 1
+        if i32[i, LCD_LYC_DIRTY] != 0:
+            i32[i, LCD_STAT_OVERRIDE] = 1
+            i32[i, LCD_LYC_DIRTY] = 0
         if (reg(m, i, STAT) & 0x40) != 0:
             return stat_update_lyc(m, i)
     return 0
@@ -199,6 +203,7 @@ def lcdc_write(m: wp.ref[Machine], i: int, value: int) -> int:
 @wp.func
 def sprite_penalty(m: wp.ref[Machine], i: int, ly: int) -> int:
     """Extra mode-3 cycles for the (up to 10) objects on line ``ly``."""
+    mem = m.mem
     lcdc = reg(m, i, LCDC)
     if (lcdc & 0x02) == 0:
         return 0
@@ -216,9 +221,9 @@ def sprite_penalty(m: wp.ref[Machine], i: int, ly: int) -> int:
     zero = wp.uint64(0)
     for k in range(40):
         if count < 10:
-            y = int(m.mem[i, OAM_BASE + 4 * k]) - 16
+            y = int(mem[i, OAM_BASE + 4 * k]) - 16
             if y <= ly and ly < y + height:
-                x = int(m.mem[i, OAM_BASE + 4 * k + 1])
+                x = int(mem[i, OAM_BASE + 4 * k + 1])
                 if x < 168:
                     penalty += 6
                     dup = wp.int32(0)
@@ -278,17 +283,18 @@ def latch_registers(m: wp.ref[Machine], i: int, ly: int, flags: int):
 @wp.func
 def draw_line(m: wp.ref[Machine], i: int, ly: int):
     """PyBoy's ``Renderer.scanline`` bookkeeping: window line counter, then the latch."""
-    if m.i32[i, LCD_RENDER] == 0:
+    i32 = m.i32
+    if i32[i, LCD_RENDER] == 0:
         return
     flags = 0
-    if m.i32[i, WIN_ACTIVE] != 0:
+    if i32[i, WIN_ACTIVE] != 0:
         flags = FLAG_WINDOW_ACTIVE
         if (reg(m, i, LCDC) & 0x20) != 0 and reg(m, i, WX) - 7 < SCREEN_W:
-            m.i32[i, WIN_LINE] = m.i32[i, WIN_LINE] + 1
+            i32[i, WIN_LINE] = i32[i, WIN_LINE] + 1
     if ly < SCREEN_H:
         latch_registers(m, i, ly, flags)
     if ly == SCREEN_H - 1:
-        m.i32[i, WIN_LINE] = -1
+        i32[i, WIN_LINE] = -1
         snapshot_frame_video(m, i)  # the picture's VRAM/OAM, before VBlank rewrites them
 
 
@@ -312,116 +318,120 @@ def wy_hit(m: wp.ref[Machine], i: int, ly: int) -> int:
 @wp.func
 def lcd_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
     """Advance the LCD to ``cycles`` (one transition at most); returns IF bits to raise."""
-    delta = cycles - m.i64[i, LCD_LAST]
+    i32 = m.i32
+    i64 = m.i64
+    delta = cycles - i64[i, LCD_LAST]
     if delta == wp.int64(0):
         return 0
-    m.i64[i, LCD_LAST] = cycles
+    i64[i, LCD_LAST] = cycles
     irq = 0
-    clock = m.i64[i, LCD_CLOCK] + delta
-    m.i64[i, LCD_CLOCK] = clock
-    target = m.i64[i, LCD_TARGET]
+    clock = i64[i, LCD_CLOCK] + delta
+    i64[i, LCD_CLOCK] = clock
+    target = i64[i, LCD_TARGET]
     if clock >= target:
         on = (reg(m, i, LCDC) & 0x80) != 0
         ly = reg(m, i, LY)
-        trans = m.i32[i, LCD_TRANSITION]
+        trans = i32[i, LCD_TRANSITION]
         if not on:
-            m.i32[i, FRAME_DONE] = 1
-            m.i64[i, LCD_CLOCK] = clock % FRAME_T
-            m.i64[i, LCD_TARGET] = FRAME_T
+            i32[i, FRAME_DONE] = 1
+            i64[i, LCD_CLOCK] = clock % FRAME_T
+            i64[i, LCD_TARGET] = FRAME_T
             blank_screen(m, i)
-        elif m.i32[i, LCD_RESET] != 0:
-            m.i32[i, LCD_RESET] = 0
-            m.i32[i, FRAME_DONE] = 1
+        elif i32[i, LCD_RESET] != 0:
+            i32[i, LCD_RESET] = 0
+            i32[i, FRAME_DONE] = 1
             set_reg(m, i, LY, 0)
-            m.i64[i, LCD_CLOCK] = wp.int64(0)
-            m.i64[i, LCD_TARGET] = wp.int64(STARTUP_MODE0_CYCLES)
-            m.i32[i, LCD_NEXT_MODE] = 3
-            m.i32[i, LCD_TRANSITION] = TRANS_NONE
+            i64[i, LCD_CLOCK] = wp.int64(0)
+            i64[i, LCD_TARGET] = wp.int64(STARTUP_MODE0_CYCLES)
+            i32[i, LCD_NEXT_MODE] = 3
+            i32[i, LCD_TRANSITION] = TRANS_NONE
             irq = irq | stat_set_mode(m, i, 0)
-            m.i32[i, WIN_ACTIVE] = wy_hit(m, i, 0)
+            i32[i, WIN_ACTIVE] = wy_hit(m, i, 0)
             irq = irq | stat_update_lyc(m, i)
         elif ly == 153:
-            if m.i32[i, LCD_FIRST_FRAME] != 0 and target < FRAME_T:
-                m.i64[i, LCD_TARGET] = FRAME_T  # the startup line is 8 cycles short
+            if i32[i, LCD_FIRST_FRAME] != 0 and target < FRAME_T:
+                i64[i, LCD_TARGET] = FRAME_T  # the startup line is 8 cycles short
             else:
-                m.i32[i, FRAME_DONE] = 1
+                i32[i, FRAME_DONE] = 1
                 set_reg(m, i, LY, 0)
-                m.i64[i, LCD_CLOCK] = clock % FRAME_T
-                m.i32[i, LCD_FIRST_FRAME] = 0
-                m.i64[i, LCD_TARGET] = target % FRAME_T + wp.int64(MODE2_CYCLES)
-                m.i32[i, LCD_NEXT_MODE] = 3
-                m.i32[i, LCD_TRANSITION] = TRANS_NONE
+                i64[i, LCD_CLOCK] = clock % FRAME_T
+                i32[i, LCD_FIRST_FRAME] = 0
+                i64[i, LCD_TARGET] = target % FRAME_T + wp.int64(MODE2_CYCLES)
+                i32[i, LCD_NEXT_MODE] = 3
+                i32[i, LCD_TRANSITION] = TRANS_NONE
                 irq = irq | stat_set_mode(m, i, 2)
-                m.i32[i, WIN_ACTIVE] = wy_hit(m, i, 0)
+                i32[i, WIN_ACTIVE] = wy_hit(m, i, 0)
                 irq = irq | stat_update_lyc(m, i)
         elif trans == TRANS_ADVANCE_LY:
             set_reg(m, i, LY, ly + 1)
-            if m.i32[i, LCD_FIRST_FRAME] != 0:
+            if i32[i, LCD_FIRST_FRAME] != 0:
                 set_reg(m, i, STAT, reg(m, i, STAT) & 0xFB)  # compared again at mode 2
                 irq = irq | stat_update_line(m, i)
             else:
                 irq = irq | stat_update_lyc(m, i)
-            m.i64[i, LCD_TARGET] = target + wp.int64(4)
-            m.i32[i, LCD_TRANSITION] = TRANS_START_MODE2
+            i64[i, LCD_TARGET] = target + wp.int64(4)
+            i32[i, LCD_TRANSITION] = TRANS_START_MODE2
         elif trans == TRANS_START_MODE2:
             irq = irq | stat_set_mode(m, i, 2)
-            if m.i32[i, LCD_FIRST_FRAME] != 0:
+            if i32[i, LCD_FIRST_FRAME] != 0:
                 irq = irq | stat_update_lyc(m, i)
-            m.i64[i, LCD_TARGET] = target + wp.int64(MODE2_CYCLES)
-            m.i32[i, LCD_NEXT_MODE] = 3
-            m.i32[i, LCD_TRANSITION] = TRANS_NONE
+            i64[i, LCD_TARGET] = target + wp.int64(MODE2_CYCLES)
+            i32[i, LCD_NEXT_MODE] = 3
+            i32[i, LCD_TRANSITION] = TRANS_NONE
             if reg(m, i, WY) == ly:
-                m.i32[i, WIN_ACTIVE] = 1
+                i32[i, WIN_ACTIVE] = 1
         else:
             irq = irq | mode_transition(m, i, target)
-    m.i64[i, LCD_TO_IRQ] = m.i64[i, LCD_TARGET] - m.i64[i, LCD_CLOCK]
-    m.i64[i, LCD_TO_FRAME] = FRAME_T - m.i64[i, LCD_CLOCK]
+    i64[i, LCD_TO_IRQ] = i64[i, LCD_TARGET] - i64[i, LCD_CLOCK]
+    i64[i, LCD_TO_FRAME] = FRAME_T - i64[i, LCD_CLOCK]
     return irq
 
 
 @wp.func
 def mode_transition(m: wp.ref[Machine], i: int, target: wp.int64) -> int:
     """Enter ``lcd_next_mode`` and schedule the one after it."""
-    irq = stat_set_mode(m, i, m.i32[i, LCD_NEXT_MODE])
+    i32 = m.i32
+    i64 = m.i64
+    irq = stat_set_mode(m, i, i32[i, LCD_NEXT_MODE])
     mode = lcd_mode(m, i)
     ly = reg(m, i, LY)
-    m.i32[i, LCD_TRANSITION] = TRANS_NONE
+    i32[i, LCD_TRANSITION] = TRANS_NONE
     if mode == 2:
         ly = ly + 1
         set_reg(m, i, LY, ly)
-        m.i64[i, LCD_TARGET] = target + wp.int64(MODE2_CYCLES)
-        m.i32[i, LCD_NEXT_MODE] = 3
+        i64[i, LCD_TARGET] = target + wp.int64(MODE2_CYCLES)
+        i32[i, LCD_NEXT_MODE] = 3
         irq = irq | stat_update_lyc(m, i)
         if reg(m, i, WY) == ly:
-            m.i32[i, WIN_ACTIVE] = 1
+            i32[i, WIN_ACTIVE] = 1
     if mode == 3:
         adjustment = mode3_adjustment(m, i, ly)
-        m.i32[i, LCD_M3_ADJUST] = adjustment
-        m.i64[i, LCD_TARGET] = target + wp.int64(MODE3_CYCLES + adjustment)
-        m.i32[i, LCD_NEXT_MODE] = 0
+        i32[i, LCD_M3_ADJUST] = adjustment
+        i64[i, LCD_TARGET] = target + wp.int64(MODE3_CYCLES + adjustment)
+        i32[i, LCD_NEXT_MODE] = 0
     if mode == 0:
-        hblank = HBLANK_CYCLES - m.i32[i, LCD_M3_ADJUST]
+        hblank = HBLANK_CYCLES - i32[i, LCD_M3_ADJUST]
         if ly < 143:
-            m.i32[i, LCD_NEXT_MODE] = 2
-            m.i32[i, LCD_TRANSITION] = TRANS_ADVANCE_LY
+            i32[i, LCD_NEXT_MODE] = 2
+            i32[i, LCD_TRANSITION] = TRANS_ADVANCE_LY
         else:
-            m.i32[i, LCD_NEXT_MODE] = 1
-            if m.i32[i, LCD_FIRST_FRAME] == 0:
+            i32[i, LCD_NEXT_MODE] = 1
+            if i32[i, LCD_FIRST_FRAME] == 0:
                 hblank += 4
-        m.i64[i, LCD_TARGET] = target + wp.int64(hblank)
+        i64[i, LCD_TARGET] = target + wp.int64(hblank)
         draw_line(m, i, ly)
     if mode == 1:
-        m.i64[i, LCD_TARGET] = target + wp.int64(LINE_CYCLES)
-        m.i32[i, LCD_NEXT_MODE] = 1
+        i64[i, LCD_TARGET] = target + wp.int64(LINE_CYCLES)
+        i32[i, LCD_NEXT_MODE] = 1
         ly = ly + 1
         set_reg(m, i, LY, ly)
         irq = irq | stat_update_lyc(m, i)
         if ly == 144:
-            if (reg(m, i, STAT) & 0x20) != 0 and m.i32[i, LCD_IRQ_LINE] == 0:
+            if (reg(m, i, STAT) & 0x20) != 0 and i32[i, LCD_IRQ_LINE] == 0:
                 irq = irq | INT_STAT
             irq = irq | INT_VBLANK
-            m.i32[i, WIN_ACTIVE] = 0
-            if m.i32[i, LCD_FIRST_FRAME] != 0:
+            i32[i, WIN_ACTIVE] = 0
+            if i32[i, LCD_FIRST_FRAME] != 0:
                 blank_screen(m, i)
     return irq
 
@@ -433,17 +443,19 @@ def mode_transition(m: wp.ref[Machine], i: int, target: wp.int64) -> int:
 def vram_blocked(m: wp.ref[Machine], i: int, is_write: int) -> int:
     """Sync the LCD to ``cycles + access_offset``; 1 if that VRAM access is locked out.
 
-    Called by the memory map only when ``m.i32[i, ACCESS_OFFSET] != 0``. Reads are
+    Called by the memory map only when ``i32[i, ACCESS_OFFSET] != 0``. Reads are
     locked in mode 3 and in the last 4 cycles of mode 2, writes in mode 3.
     """
-    raise_interrupt(m, i, lcd_sync(m, i, m.i64[i, CYCLES] + wp.int64(m.i32[i, ACCESS_OFFSET])))
+    i32 = m.i32
+    i64 = m.i64
+    raise_interrupt(m, i, lcd_sync(m, i, i64[i, CYCLES] + wp.int64(i32[i, ACCESS_OFFSET])))
     if (reg(m, i, LCDC) & 0x80) == 0:
         return 0
     mode = lcd_mode(m, i)
     if mode == 3:
         return 1
     if mode == 2 and is_write == 0:
-        ahead = m.i64[i, LCD_TARGET] - m.i64[i, LCD_CLOCK]
+        ahead = i64[i, LCD_TARGET] - i64[i, LCD_CLOCK]
         if ahead >= wp.int64(0) and ahead <= wp.int64(4):
             return 1
     return 0

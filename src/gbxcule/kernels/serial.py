@@ -24,44 +24,49 @@ TRANSFER_CYCLES = wp.constant(wp.int64(8 * 128))
 @wp.func
 def serial_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
     """Advance the port to ``cycles``; returns INT_SERIAL when a transfer completes."""
-    if cycles == m.i64[i, SER_LAST]:
+    i32 = m.i32
+    i64 = m.i64
+    if cycles == i64[i, SER_LAST]:
         return 0
-    m.i64[i, SER_LAST] = cycles
+    i64[i, SER_LAST] = cycles
     irq = 0
-    if m.i32[i, SER_ACTIVE] != 0 and cycles >= m.i64[i, SER_TARGET]:
+    if i32[i, SER_ACTIVE] != 0 and cycles >= i64[i, SER_TARGET]:
         set_reg(m, i, SC, reg(m, i, SC) & 0x7F)
-        m.i32[i, SER_ACTIVE] = 0
-        m.i64[i, SER_TARGET] = NEVER
+        i32[i, SER_ACTIVE] = 0
+        i64[i, SER_TARGET] = NEVER
         irq = INT_SERIAL
-    if m.i32[i, SER_ACTIVE] != 0:
-        m.i64[i, SER_TO_IRQ] = m.i64[i, SER_TARGET] - cycles
+    if i32[i, SER_ACTIVE] != 0:
+        i64[i, SER_TO_IRQ] = i64[i, SER_TARGET] - cycles
     else:
-        m.i64[i, SER_TO_IRQ] = NEVER
+        i64[i, SER_TO_IRQ] = NEVER
     return irq
 
 
 @wp.func
 def sb_write(m: wp.ref[Machine], i: int, value: int):
+    i32 = m.i32
     cap = m.serial_buf.shape[1]
-    n = m.i32[i, SERIAL_LEN]
+    n = i32[i, SERIAL_LEN]
     if cap > 0:
         m.serial_buf[i, n % cap] = wp.uint8(value & 0xFF)
-    m.i32[i, SERIAL_LEN] = n + 1
+    i32[i, SERIAL_LEN] = n + 1
     set_reg(m, i, SB, 0xFF)
 
 
 @wp.func
 def sc_write(m: wp.ref[Machine], i: int, value: int):
+    i32 = m.i32
+    i64 = m.i64
     sc = (value | 0x7E) & 0xFF
     set_reg(m, i, SC, sc)
     if (sc & 1) != 0:
-        m.i32[i, SER_ACTIVE] = (sc >> 7) & 1
-        m.i64[i, SER_TARGET] = m.i64[i, SER_LAST] + TRANSFER_CYCLES
-        m.i64[i, SER_TO_IRQ] = TRANSFER_CYCLES
+        i32[i, SER_ACTIVE] = (sc >> 7) & 1
+        i64[i, SER_TARGET] = i64[i, SER_LAST] + TRANSFER_CYCLES
+        i64[i, SER_TO_IRQ] = TRANSFER_CYCLES
     else:
-        m.i32[i, SER_ACTIVE] = 0
-        m.i64[i, SER_TARGET] = NEVER
-        m.i64[i, SER_TO_IRQ] = NEVER
+        i32[i, SER_ACTIVE] = 0
+        i64[i, SER_TARGET] = NEVER
+        i64[i, SER_TO_IRQ] = NEVER
 
 
 def serial_bytes(buf, length: int) -> bytes:

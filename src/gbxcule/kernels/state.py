@@ -16,6 +16,11 @@ the CPU time; it also makes ~90 kernel parameters on CUDA. Two arrays keep the
 struct small and let the allocator lay the scalars out register-major (one
 coalesced row per field) where the envs run on a GPU.
 
+Funcs that index a block more than once load it into a local first (``i32 = m.i32``,
+``mem = m.mem``): ``m`` arrives by reference, and any byte store into ``mem`` may
+alias the struct as far as the C++ compiler knows, so ``m.i32[...]`` would reload the
+array descriptor from memory at every access (measured: ~15% of the CPU step time).
+
 To add a per-env scalar, append its name to ``I32_FIELDS`` / ``I64_FIELDS`` in
 the section of the unit that owns it and add its column constant beside the
 others; a per-env array with more dimensions is a struct field of its own

@@ -59,30 +59,33 @@ BOOT_MAX_FRAMES = 4
 
 @wp.func
 def slice_target(m: wp.ref[Machine], i: int) -> wp.int64:
+    i64 = m.i64
     t = NEVER  # sound (not emulated) and CGB HDMA never schedule anything
-    t = wp.min(t, m.i64[i, TIM_TO_IRQ])
-    t = wp.min(t, m.i64[i, LCD_TO_IRQ])
-    t = wp.min(t, m.i64[i, LCD_TO_FRAME])
-    t = wp.min(t, m.i64[i, SER_TO_IRQ])
+    t = wp.min(t, i64[i, TIM_TO_IRQ])
+    t = wp.min(t, i64[i, LCD_TO_IRQ])
+    t = wp.min(t, i64[i, LCD_TO_FRAME])
+    t = wp.min(t, i64[i, SER_TO_IRQ])
     return wp.max(MIN_SLICE, t)
 
 
 @wp.func
 def cpu_tick(m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int) -> int:
     """PyBoy's ``CPU.tick``; returns 1 when it stopped at ``stop_pc`` (boot hand-over)."""
-    end = m.i64[i, CYCLES] + target
+    i32 = m.i32
+    i64 = m.i64
+    end = i64[i, CYCLES] + target
     if check_interrupts(m, i) != 0:
-        m.i32[i, HALTED] = 0
-    if m.i32[i, HALTED] != 0 and m.i32[i, INT_QUEUED] != 0:
-        m.i32[i, HALTED] = 0
-        m.i32[i, PC] = (m.i32[i, PC] + 1) & 0xFFFF
-    elif m.i32[i, HALTED] != 0:
-        m.i64[i, CYCLES] = m.i64[i, CYCLES] + target
-    m.i32[i, INT_QUEUED] = 0
-    while m.i64[i, CYCLES] < end:
-        if m.i32[i, PC] == stop_pc and m.i32[i, BOOT_ON] == 0:
+        i32[i, HALTED] = 0
+    if i32[i, HALTED] != 0 and i32[i, INT_QUEUED] != 0:
+        i32[i, HALTED] = 0
+        i32[i, PC] = (i32[i, PC] + 1) & 0xFFFF
+    elif i32[i, HALTED] != 0:
+        i64[i, CYCLES] = i64[i, CYCLES] + target
+    i32[i, INT_QUEUED] = 0
+    while i64[i, CYCLES] < end:
+        if i32[i, PC] == stop_pc and i32[i, BOOT_ON] == 0:
             return 1
-        if cpu_execute(m, i) != 0 or m.i32[i, LOCKED] != 0:
+        if cpu_execute(m, i) != 0 or i32[i, LOCKED] != 0:
             break
     return 0
 
@@ -101,8 +104,9 @@ def sync_units(m: wp.ref[Machine], i: int):
 @wp.func
 def run_frame(m: wp.ref[Machine], i: int, stop_pc: int) -> int:
     """One ``PyBoy.tick()`` frame; returns 1 if it stopped at ``stop_pc`` instead."""
-    m.i32[i, FRAME_DONE] = 0
-    while m.i32[i, FRAME_DONE] == 0 and m.i32[i, LOCKED] == 0:
+    i32 = m.i32
+    i32[i, FRAME_DONE] = 0
+    while i32[i, FRAME_DONE] == 0 and i32[i, LOCKED] == 0:
         stopped = cpu_tick(m, i, slice_target(m, i), stop_pc)
         sync_units(m, i)
         if stopped != 0:

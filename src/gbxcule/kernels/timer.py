@@ -37,12 +37,23 @@ def timer_bit(tac: int) -> int:
 
 
 @wp.func
+def timer_period_shift(tac: int) -> wp.int64:
+    """log2 of the TIMA period (``2 * timer_bit``) in counter cycles: 10, 4, 6, 8 for TAC 0..3.
+
+    Edge counts divide by the period with a shift: the same floor division, without a
+    64-bit divide on every sync.
+    """
+    return wp.int64(4 + 2 * ((tac - 1) & 3))
+
+
+@wp.func
 def increase_tima(m: wp.ref[Machine], i: int):
+    i32 = m.i32
     tima = reg(m, i, TIMA) + 1
     if tima > 0xFF:
         tima = reg(m, i, TMA)
-        m.i32[i, TIM_RELOAD] = 1
-        m.i32[i, TIM_RELOAD_LEFT] = RELOAD_CYCLES
+        i32[i, TIM_RELOAD] = 1
+        i32[i, TIM_RELOAD_LEFT] = RELOAD_CYCLES
     set_reg(m, i, TIMA, tima)
 
 
@@ -58,35 +69,38 @@ def cycles_to_overflow(m: wp.ref[Machine], i: int, tac: int) -> wp.int64:
 @wp.func
 def timer_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
     """Advance the timer to ``cycles``; returns INT_TIMER when the interrupt is raised."""
-    delta = cycles - m.i64[i, TIM_LAST]
+    i32 = m.i32
+    i64 = m.i64
+    delta = cycles - i64[i, TIM_LAST]
     if delta == wp.int64(0):
         return 0
-    m.i64[i, TIM_LAST] = cycles
+    i64[i, TIM_LAST] = cycles
     tac = reg(m, i, TAC)
     enabled = (tac & 4) != 0
     period = 2 * timer_bit(tac)
     period64 = wp.int64(period)
-    counter = m.i32[i, TIM_COUNTER]
-    if m.i32[i, TIM_RELOAD] == 0:
+    shift = timer_period_shift(tac)
+    counter = i32[i, TIM_COUNTER]
+    if i32[i, TIM_RELOAD] == 0:
         if not enabled:
-            m.i32[i, TIM_COUNTER] = int((wp.int64(counter) + delta) & wp.int64(0xFFFF))
-            m.i64[i, TIM_TO_IRQ] = NEVER
+            i32[i, TIM_COUNTER] = int((wp.int64(counter) + delta) & wp.int64(0xFFFF))
+            i64[i, TIM_TO_IRQ] = NEVER
             return 0
         end = wp.int64(counter) + delta
-        edges = end // period64 - wp.int64(counter) // period64
+        edges = (end >> shift) - (wp.int64(counter) >> shift)
         tima = reg(m, i, TIMA)
         if wp.int64(tima) + edges <= wp.int64(0xFF):
             set_reg(m, i, TIMA, tima + int(edges))
-            m.i32[i, TIM_COUNTER] = int(end & wp.int64(0xFFFF))
-            m.i64[i, TIM_TO_IRQ] = cycles_to_overflow(m, i, tac)
+            i32[i, TIM_COUNTER] = int(end & wp.int64(0xFFFF))
+            i64[i, TIM_TO_IRQ] = cycles_to_overflow(m, i, tac)
             return 0
 
     # A reload is under way or TIMA overflows during this sync: go event by event.
     raised = wp.int32(0)
     left = delta
     while left > wp.int64(0):
-        counter = m.i32[i, TIM_COUNTER]
-        state = m.i32[i, TIM_RELOAD]
+        counter = i32[i, TIM_COUNTER]
+        state = i32[i, TIM_RELOAD]
         to_edge = wp.int64(period - (counter & (period - 1)))
         if state == 0:
             # Only TIMA edges until the overflow: jump straight to it (or to the end).
@@ -95,52 +109,53 @@ def timer_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
             if not enabled or to_overflow > left:
                 edges = wp.int64(0)
                 if enabled:
-                    edges = (wp.int64(counter) + left) // period64 - wp.int64(counter) // period64
+                    edges = ((wp.int64(counter) + left) >> shift) - (wp.int64(counter) >> shift)
                 set_reg(m, i, TIMA, tima + int(edges))
-                m.i32[i, TIM_COUNTER] = int((wp.int64(counter) + left) & wp.int64(0xFFFF))
+                i32[i, TIM_COUNTER] = int((wp.int64(counter) + left) & wp.int64(0xFFFF))
                 left = wp.int64(0)
             else:
                 set_reg(m, i, TIMA, 0xFF)
-                m.i32[i, TIM_COUNTER] = int((wp.int64(counter) + to_overflow) & wp.int64(0xFFFF))
+                i32[i, TIM_COUNTER] = int((wp.int64(counter) + to_overflow) & wp.int64(0xFFFF))
                 increase_tima(m, i)
                 left = left - to_overflow
         else:
             # Reload in progress: per cycle, the reload countdown runs before the counter moves.
-            step = wp.int64(m.i32[i, TIM_RELOAD_LEFT])
+            step = wp.int64(i32[i, TIM_RELOAD_LEFT])
             if left < step:
                 step = left
             if enabled and to_edge < step:
                 step = to_edge
-            m.i32[i, TIM_RELOAD_LEFT] = m.i32[i, TIM_RELOAD_LEFT] - int(step)
-            if m.i32[i, TIM_RELOAD_LEFT] == 0:
+            i32[i, TIM_RELOAD_LEFT] = i32[i, TIM_RELOAD_LEFT] - int(step)
+            if i32[i, TIM_RELOAD_LEFT] == 0:
                 if state == 1:
-                    m.i32[i, TIM_RELOAD] = 2
-                    m.i32[i, TIM_RELOAD_LEFT] = RELOAD_CYCLES
+                    i32[i, TIM_RELOAD] = 2
+                    i32[i, TIM_RELOAD_LEFT] = RELOAD_CYCLES
                     raised = INT_TIMER
                 else:
-                    m.i32[i, TIM_RELOAD] = 0
-            m.i32[i, TIM_COUNTER] = int((wp.int64(counter) + step) & wp.int64(0xFFFF))
+                    i32[i, TIM_RELOAD] = 0
+            i32[i, TIM_COUNTER] = int((wp.int64(counter) + step) & wp.int64(0xFFFF))
             if enabled and step == to_edge:
                 increase_tima(m, i)
             left = left - step
 
     if enabled:
         to_irq = cycles_to_overflow(m, i, tac)
-        if m.i32[i, TIM_RELOAD] == 1 and wp.int64(m.i32[i, TIM_RELOAD_LEFT]) < to_irq:
-            to_irq = wp.int64(m.i32[i, TIM_RELOAD_LEFT])
-        m.i64[i, TIM_TO_IRQ] = to_irq
+        if i32[i, TIM_RELOAD] == 1 and wp.int64(i32[i, TIM_RELOAD_LEFT]) < to_irq:
+            to_irq = wp.int64(i32[i, TIM_RELOAD_LEFT])
+        i64[i, TIM_TO_IRQ] = to_irq
     else:
-        m.i64[i, TIM_TO_IRQ] = NEVER
+        i64[i, TIM_TO_IRQ] = NEVER
     return raised
 
 
 @wp.func
 def timer_write_div(m: wp.ref[Machine], i: int):
     """Any DIV write clears the counter; a falling clock bit clocks TIMA once."""
+    i32 = m.i32
     tac = reg(m, i, TAC)
-    if (tac & 4) != 0 and (m.i32[i, TIM_COUNTER] & timer_bit(tac)) != 0:
+    if (tac & 4) != 0 and (i32[i, TIM_COUNTER] & timer_bit(tac)) != 0:
         increase_tima(m, i)
-    m.i32[i, TIM_COUNTER] = 0
+    i32[i, TIM_COUNTER] = 0
 
 
 @wp.func
