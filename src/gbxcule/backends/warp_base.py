@@ -45,6 +45,7 @@ def _fields(name: str) -> tuple[str, ...]:
     return tuple(getattr(importlib.import_module("gbxcule.kernels.state"), name))
 
 
+CACHE_LINE_BYTES = 64
 SCALAR_BLOCKS = ("i32", "i64")  # Machine fields holding one column per per-env scalar
 INTERLEAVABLE = ("mem", *SCALAR_BLOCKS)  # fields mem_layout="interleaved" lays out [k, N]
 
@@ -153,27 +154,37 @@ def allocate_machine(
             setattr(m, name, wp.array(shared[name], dtype=vtype.dtype, device=device))
         elif not hasattr(vtype, "ndim"):
             setattr(m, name, scalars.get(name, 0))
-        elif name in INTERLEAVABLE:
-            if name == "mem":
-                cols = row_bytes(cart.cart_ram_bytes)
-            else:
-                (cols,) = TRAILING_SHAPES[name]()
-            if mem_layout == "env_major":
-                arr = wp.zeros((num_envs, cols), dtype=vtype.dtype, device=device)
-            else:
-                arr = wp.zeros((cols, num_envs), dtype=vtype.dtype, device=device).transpose()
-            setattr(m, name, arr)
         elif vtype.ndim == 1:
             setattr(m, name, wp.zeros(num_envs, dtype=vtype.dtype, device=device))
         else:
-            if name not in TRAILING_SHAPES:
+            if name == "mem":
+                trailing: tuple[int, ...] = (row_bytes(cart.cart_ram_bytes),)
+            elif name in TRAILING_SHAPES:
+                trailing = TRAILING_SHAPES[name]()
+            else:
                 raise KeyError(
                     f"Machine.{name} is a {vtype.ndim}-D per-env array; add its trailing shape "
                     "to TRAILING_SHAPES in gbxcule/backends/warp_base.py"
                 )
-            shape = (num_envs, *TRAILING_SHAPES[name]())
-            setattr(m, name, wp.zeros(shape, dtype=vtype.dtype, device=device))
+            interleaved = mem_layout == "interleaved" and name in INTERLEAVABLE
+            setattr(m, name, _per_env_zeros(num_envs, trailing, vtype.dtype, device, interleaved))
     return m
+
+
+def _per_env_zeros(num_envs: int, trailing: tuple[int, ...], dtype, device: str, interleaved: bool):
+    """Zeroed ``[num_envs, *trailing]``: interleaved (storage ``[k, N]``), or env-major with
+    each env's row padded to whole cache lines, so worker threads that own neighbouring envs
+    never write to the same line (false sharing made 2 envs on 2 threads slower than 1)."""
+    if interleaved:
+        (cols,) = trailing
+        return wp.zeros((cols, num_envs), dtype=dtype, device=device).transpose()
+    if len(trailing) != 1:
+        return wp.zeros((num_envs, *trailing), dtype=dtype, device=device)
+    (cols,) = trailing
+    per_line = max(1, CACHE_LINE_BYTES // wp.types.type_size_in_bytes(dtype))
+    padded = -(-cols // per_line) * per_line
+    arr = wp.zeros((num_envs, padded), dtype=dtype, device=device)
+    return arr if padded == cols else arr[:, :cols]
 
 
 def per_env_arrays(m) -> list[tuple[str, wp.array]]:
