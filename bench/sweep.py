@@ -100,8 +100,14 @@ def measure(
     frames_per_step: int,
     seed: int,
     warmup: int = 2,
+    mem_layout: str | None = None,
 ) -> SweepRow:
-    """Time ``steps`` steps (after ``warmup``) of seeded random actions on one backend."""
+    """Time ``steps`` steps (after ``warmup``) of seeded random actions on one backend.
+
+    ``mem_layout`` (Warp backends only) picks the state layout; the row's backend is then
+    labelled ``backend:layout``.
+    """
+    options = {"mem_layout": mem_layout} if mem_layout and backend.startswith("warp") else {}
     env = make_backend(
         backend,
         rom,
@@ -109,6 +115,7 @@ def measure(
         frames_per_step=frames_per_step,
         release_after_frames=min(8, frames_per_step),
         action_codec="pokemonred_puffer_v1",
+        **options,
     )
     try:
         env.reset(seed=seed)
@@ -129,7 +136,7 @@ def measure(
         env.close()
     sps = steps * num_envs / seconds
     return SweepRow(
-        backend=backend,
+        backend=f"{backend}:{mem_layout}" if options else backend,
         num_envs=num_envs,
         steps=steps,
         frames_per_step=frames_per_step,
@@ -206,6 +213,7 @@ def run_sweep(
     frames_per_step: int,
     seed: int,
     out_dir: Path,
+    mem_layout: str | None = None,
 ) -> list[SweepRow]:
     out_dir.mkdir(parents=True, exist_ok=True)
     jobs = [(b, n) for b in backends for n in envs[b]]
@@ -213,7 +221,7 @@ def run_sweep(
     with (out_dir / "results.jsonl").open("a") as fh:
         for k, (backend, n) in enumerate(jobs):
             _progress(k, len(jobs), f"{backend} × {n}")
-            row = measure(backend, rom, n, steps, frames_per_step, seed)
+            row = measure(backend, rom, n, steps, frames_per_step, seed, mem_layout=mem_layout)
             fh.write(json.dumps(asdict(row)) + "\n")
             fh.flush()
             rows.append(row)
@@ -246,6 +254,12 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--frames-per-step", type=int, default=24)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS_DIR)
+    ap.add_argument(
+        "--mem-layout",
+        choices=("env_major", "interleaved"),
+        default=None,
+        help="Warp backends' state layout (default: the backend's own)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -260,7 +274,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         envs = {b: DEFAULT_ENVS[b] for b in backends}
     rom = args.rom or default_rom()
-    rows = run_sweep(backends, rom, envs, args.steps, args.frames_per_step, args.seed, args.out)
+    rows = run_sweep(
+        backends,
+        rom,
+        envs,
+        args.steps,
+        args.frames_per_step,
+        args.seed,
+        args.out,
+        mem_layout=args.mem_layout,
+    )
     print((args.out / "summary.md").read_text())
     print(f"{len(rows)} rows appended to {args.out / 'results.jsonl'}")
     return 0

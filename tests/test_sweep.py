@@ -87,3 +87,21 @@ def test_default_backends_are_the_cpu_ones_plus_cuda_when_seen(monkeypatch):
     assert sweep.default_backends() == ["warp-cpu", "pyboy", "pyboy-mp"]
     monkeypatch.setattr(rollout, "cuda_available", lambda: True)
     assert sweep.default_backends() == ["warp-cpu", "pyboy", "pyboy-mp", "warp-cuda"]
+
+
+def test_sweep_mem_layout_reaches_warp_backends_only(tmp_path, rom, monkeypatch):
+    made = []
+    real = sweep.make_backend
+
+    def spy(name, path, **kwargs):
+        made.append((name, kwargs.get("mem_layout")))
+        return real(name, path, **kwargs)
+
+    monkeypatch.setattr(sweep, "make_backend", spy)
+    out = tmp_path / "layout"
+    envs = {"pyboy": [1], "warp-cpu": [2]}
+    rows = sweep.run_sweep(
+        ["pyboy", "warp-cpu"], str(rom), envs, 2, FRAMES_PER_STEP, 0, out, mem_layout="interleaved"
+    )
+    assert made == [("pyboy", None), ("warp-cpu", "interleaved")]
+    assert [r.backend for r in rows] == ["pyboy", "warp-cpu:interleaved"]
