@@ -47,6 +47,7 @@ from gbxcule.kernels.state import (
     SER_TO_IRQ,
     TIM_TO_IRQ,
     Machine,
+    env_view,
 )
 from gbxcule.kernels.timer import timer_sync
 
@@ -135,16 +136,15 @@ def step_kernel(
     i = wp.tid()
     if m.i32[i, LOCKED] != 0:
         return
+    press = buttons[i]
+    e = env_view(m, i)  # env i as env 0 of a view: constant index, cheaper accesses
     for f in range(frames):
-        press = wp.int32(0)
-        if f == 0:
-            press = buttons[i]
-        joypad_frame_start(m, i, press, release_after)
-        m.i32[i, LCD_RENDER] = 0
+        joypad_frame_start(e, 0, wp.where(f == 0, press, 0), release_after)
+        e.i32[0, LCD_RENDER] = 0
         if render != 0 and f == frames - 1:
-            m.i32[i, LCD_RENDER] = 1
-        if run_frame(m, i, stop_pc) != 0:
+            e.i32[0, LCD_RENDER] = 1
+        if run_frame(e, 0, stop_pc) != 0:
             return
-        joypad_frame_end(m, i)
-        if m.i32[i, LOCKED] != 0:
+        joypad_frame_end(e, 0)
+        if e.i32[0, LOCKED] != 0:
             return

@@ -1,0 +1,73 @@
+"""kernels/state.py: the column blocks and env_view (one env of the Machine as env 0)."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+import warp as wp
+
+from gbxcule.asm import build_rom
+from gbxcule.backends.warp_base import allocate_machine, cart_config, field_view, per_env_arrays
+from gbxcule.kernels import state
+from gbxcule.kernels.state import CYCLES, PC, Machine, env_view
+
+wp.set_module_options({"enable_backward": False})
+
+NUM_ENVS = 5
+TARGET = 3
+
+
+@wp.kernel
+def mark_one_env(m: Machine, env: int):
+    e = env_view(m, env)
+    e.i32[0, PC] = 0x1234
+    e.i64[0, CYCLES] = wp.int64(1) << wp.int64(40)
+    e.mem[0, 7] = wp.uint8(0xAB)
+    e.rtc[0, 2] = wp.int64(-5)
+    e.serial_buf[0, 1] = wp.uint8(9)
+    e.joy_rel_mask[0, 3] = 17
+    e.joy_rel_wait[0, 4] = 18
+    e.line_latch[0, 143, 1] = wp.uint8(0x5A)
+    e.frame_video[0, 11] = wp.uint8(0x66)
+
+
+def test_env_view_sets_every_machine_field():
+    source = inspect.getsource(state.env_view)
+    missing = [name for name in Machine.vars if f"v.{name} = m.{name}" not in source]
+    assert not missing, f"env_view does not carry Machine fields {missing}"
+
+
+@pytest.mark.parametrize("layout", ["env_major", "interleaved"])
+def test_env_view_writes_reach_only_that_env(layout):
+    rom = build_rom('SECTION "main", ROM0[$0150]\n.l:\n    jr .l\n', cart_type="MBC3+TIMER+BATTERY")
+    _, cart = cart_config(rom)
+    m = allocate_machine(
+        NUM_ENVS,
+        rom=np.frombuffer(rom, dtype=np.uint8),
+        boot=np.zeros(0x100, dtype=np.uint8),
+        cart=cart,
+        device="cpu",
+        mem_layout=layout,
+    )
+    wp.launch(mark_one_env, dim=1, inputs=[m, TARGET], device="cpu")
+    expected = {
+        "pc": ((), 0x1234),
+        "cycles": ((), 1 << 40),
+        "mem": ((7,), 0xAB),
+        "rtc": ((2,), -5),
+        "serial_buf": ((1,), 9),
+        "joy_rel_mask": ((3,), 17),
+        "joy_rel_wait": ((4,), 18),
+        "line_latch": ((143, 1), 0x5A),
+        "frame_video": ((11,), 0x66),
+    }
+    for name, arr in per_env_arrays(m):
+        values = arr.numpy()
+        want = np.zeros_like(values)
+        if name in expected:
+            where, value = expected[name]
+            want[(TARGET, *where)] = value
+        assert np.array_equal(values, want), f"{layout}: {name}"
+    assert int(field_view(m, "pc").numpy()[TARGET]) == 0x1234
