@@ -188,12 +188,76 @@ def reg16(p: int, b: int, c: int, d: int, e: int, h: int, l: int, last: int) -> 
     return v
 
 
+@wp.struct
+class CpuRegs:
+    """The CPU registers a run of instructions keeps in locals (``load_regs``/``store_regs``)."""
+
+    pc: wp.int32
+    sp: wp.int32
+    a: wp.int32
+    f: wp.int32
+    b: wp.int32
+    c: wp.int32
+    d: wp.int32
+    e: wp.int32
+    h: wp.int32
+    l: wp.int32  # noqa: E741
+    ime: wp.int32
+    ime_delay: wp.int32
+
+
+@wp.func
+def load_regs(m: wp.ref[Machine], i: int) -> CpuRegs:
+    i32 = m.i32
+    r = CpuRegs()
+    r.pc = i32[i, PC]
+    r.sp = i32[i, SP]
+    r.a = i32[i, REG_A]
+    r.f = i32[i, REG_F]
+    r.b = i32[i, REG_B]
+    r.c = i32[i, REG_C]
+    r.d = i32[i, REG_D]
+    r.e = i32[i, REG_E]
+    r.h = i32[i, REG_H]
+    r.l = i32[i, REG_L]
+    r.ime = i32[i, IME]
+    r.ime_delay = i32[i, IME_DELAY]
+    return r
+
+
+@wp.func
+def store_regs(m: wp.ref[Machine], i: int, r: CpuRegs):
+    i32 = m.i32
+    i32[i, PC] = r.pc
+    i32[i, SP] = r.sp
+    i32[i, REG_A] = r.a
+    i32[i, REG_F] = r.f
+    i32[i, REG_B] = r.b
+    i32[i, REG_C] = r.c
+    i32[i, REG_D] = r.d
+    i32[i, REG_E] = r.e
+    i32[i, REG_H] = r.h
+    i32[i, REG_L] = r.l
+    i32[i, IME] = r.ime
+    i32[i, IME_DELAY] = r.ime_delay
+
+
 @wp.func
 def cpu_execute(m: wp.ref[Machine], i: int) -> int:
     """Run the instruction at PC; returns PyBoy's ``bail`` (1: the run loop must stop)."""
+    r = load_regs(m, i)
+    bail = cpu_step(m, i, r)
+    store_regs(m, i, r)
+    return bail
+
+
+@wp.func
+def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
+    """``cpu_execute`` on registers held in ``regs``. In memory only H and L are kept current
+    (written after every instruction): OAM reads during DMA compare the address with HL."""
     i32 = m.i32
     i64 = m.i64
-    pc = i32[i, PC]
+    pc = regs.pc
     c0 = i64[i, CYCLES]
     fetched = fetch(m, i, pc)
     op = fetched & 0xFF
@@ -211,18 +275,18 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
     p = y >> 1
     q = y & 1
 
-    a = i32[i, REG_A]
-    f = i32[i, REG_F]
-    b = i32[i, REG_B]
-    c = i32[i, REG_C]
-    d = i32[i, REG_D]
-    e = i32[i, REG_E]
-    h = i32[i, REG_H]
-    l = i32[i, REG_L]  # noqa: E741
-    sp = i32[i, SP]
+    a = regs.a
+    f = regs.f
+    b = regs.b
+    c = regs.c
+    d = regs.d
+    e = regs.e
+    h = regs.h
+    l = regs.l  # noqa: E741
+    sp = regs.sp
     hl = (h << 8) | l
-    ime = i32[i, IME]
-    ei_delay = i32[i, IME_DELAY]
+    ime = regs.ime
+    ei_delay = regs.ime_delay
     bail = wp.int32(0)
 
     # ---- phase 1: memory reads ---------------------------------------------
@@ -604,14 +668,16 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
         nf = v16 & 0xF0
     if jump < 0:
         jump = (pc + length) & 0xFFFF
-    i32[i, PC] = jump
-    i32[i, SP] = sp
-    i32[i, REG_A] = a
-    i32[i, REG_F] = nf
-    i32[i, REG_B] = b
-    i32[i, REG_C] = c
-    i32[i, REG_D] = d
-    i32[i, REG_E] = e
+    regs.pc = jump
+    regs.sp = sp
+    regs.a = a
+    regs.f = nf
+    regs.b = b
+    regs.c = c
+    regs.d = d
+    regs.e = e
+    regs.h = h
+    regs.l = l
     i32[i, REG_H] = h
     i32[i, REG_L] = l
     i64[i, CYCLES] = c0 + wp.int64(cycles)
@@ -621,6 +687,6 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
         if ei_delay == 0:
             ime = 1
             bail = wp.where(pending_interrupts(m, i) != 0, 1, 0)
-    i32[i, IME] = ime
-    i32[i, IME_DELAY] = ei_delay
+    regs.ime = ime
+    regs.ime_delay = ei_delay
     return bail

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.cpu import cpu_execute
+from gbxcule.kernels.cpu import cpu_step, load_regs, store_regs
 from gbxcule.kernels.dma import dma_sync
 from gbxcule.kernels.interrupts import check_interrupts
 from gbxcule.kernels.ioregs import NEVER, raise_interrupt
@@ -83,12 +83,17 @@ def cpu_tick(m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int) -> int:
     elif i32[i, HALTED] != 0:
         i64[i, CYCLES] = i64[i, CYCLES] + target
     i32[i, INT_QUEUED] = 0
-    while i64[i, CYCLES] < end:
-        if i32[i, PC] == stop_pc and i32[i, BOOT_ON] == 0:
-            return 1
-        if cpu_execute(m, i) != 0 or i32[i, LOCKED] != 0:
-            break
-    return 0
+    stopped = wp.int32(0)
+    if i64[i, CYCLES] < end:
+        r = load_regs(m, i)  # registers stay in locals for the run of instructions
+        while i64[i, CYCLES] < end:
+            if r.pc == stop_pc and i32[i, BOOT_ON] == 0:
+                stopped = 1
+                break
+            if cpu_step(m, i, r) != 0 or i32[i, LOCKED] != 0:
+                break
+        store_regs(m, i, r)
+    return stopped
 
 
 @wp.func
