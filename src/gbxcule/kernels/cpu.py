@@ -48,111 +48,20 @@ from gbxcule.kernels.alu import (
     zflag,
 )
 from gbxcule.kernels.bus import bus_read_at, bus_write_at
+from gbxcule.kernels.cpu_regs import CpuRegs, load_regs, store_regs
+from gbxcule.kernels.fetch import fetch, is_illegal
 from gbxcule.kernels.ioregs import pending_interrupts
-from gbxcule.kernels.mbc import rom_read
 from gbxcule.kernels.state import (
-    BOOT_ON,
     CYCLES,
     HALT_EI,
     HALTED,
-    IME,
-    IME_DELAY,
     LOCKED,
-    PC,
-    REG_A,
-    REG_B,
-    REG_C,
-    REG_D,
-    REG_E,
-    REG_F,
     REG_H,
     REG_L,
-    ROM_BANK,
-    ROM_BANK_LOW,
-    SP,
     Machine,
 )
 
 wp.set_module_options({"enable_backward": False})
-
-
-@wp.func
-def opcode_length(op: int) -> int:
-    """Bytes of base opcode ``op`` (CB counts 2), PyBoy's OPCODE_LENGTHS."""
-    x = op >> 6
-    y = (op >> 3) & 7
-    z = op & 7
-    n = wp.int32(1)
-    if x == 0:
-        if z == 0 and y == 1:
-            n = 3
-        if z == 0 and y >= 2:
-            n = 2
-        if z == 1 and (y & 1) == 0:
-            n = 3
-        if z == 6:
-            n = 2
-    if x == 3:
-        if z == 0 and y >= 4:
-            n = 2
-        if z == 2 and (y < 4 or y == 5 or y == 7):
-            n = 3
-        if z == 3 and y == 0:
-            n = 3
-        if z == 3 and y == 1:
-            n = 2
-        if z == 4 and y < 4:
-            n = 3
-        if z == 5 and y == 1:
-            n = 3
-        if z == 6:
-            n = 2
-    return n
-
-
-@wp.func
-def is_illegal(op: int) -> int:
-    x = op >> 6
-    y = (op >> 3) & 7
-    z = op & 7
-    bad = wp.int32(0)
-    if x == 3:
-        if z == 3 and y >= 2 and y <= 5:
-            bad = 1
-        if z == 4 and y >= 4:
-            bad = 1
-        if z == 5 and (y & 1) == 1 and y > 1:
-            bad = 1
-    return bad
-
-
-@wp.func
-def fetch(m: wp.ref[Machine], i: int, pc: int) -> int:
-    """Opcode and the two bytes after it (``op | n1 << 8 | n2 << 16``), read the way PyBoy's
-    fetch reads them. Packed into one int so the bytes stay in registers."""
-    i32 = m.i32
-    if pc + 2 < 0x8000:
-        if i32[i, BOOT_ON] != 0:
-            b0 = rom_read(m, i, pc)
-            return b0 | (rom_read(m, i, pc + 1) << 8) | (rom_read(m, i, pc + 2) << 16)
-        # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
-        # neighbour exactly like this.
-        base = i32[i, ROM_BANK] * 0x4000 - 0x4000
-        if pc + 2 < 0x4000:
-            base = i32[i, ROM_BANK_LOW] * 0x4000
-        k = wp.max(base + pc, 0)
-        rom = m.rom
-        return int(rom[k]) | (int(rom[k + 1]) << 8) | (int(rom[k + 2]) << 16)
-    out = wp.int32(0)
-    count = wp.int32(1)
-    k = wp.int32(0)
-    while k < count:
-        v = bus_read_at(m, i, (pc + k) & 0xFFFF, 4 * k)
-        out = out | (v << (8 * k))
-        if k == 0:
-            count = opcode_length(v)
-        k += 1
-    return out
 
 
 @wp.func
@@ -186,60 +95,6 @@ def reg16(p: int, b: int, c: int, d: int, e: int, h: int, l: int, last: int) -> 
     if p == 2:
         v = (h << 8) | l
     return v
-
-
-@wp.struct
-class CpuRegs:
-    """The CPU registers a run of instructions keeps in locals (``load_regs``/``store_regs``)."""
-
-    pc: wp.int32
-    sp: wp.int32
-    a: wp.int32
-    f: wp.int32
-    b: wp.int32
-    c: wp.int32
-    d: wp.int32
-    e: wp.int32
-    h: wp.int32
-    l: wp.int32  # noqa: E741
-    ime: wp.int32
-    ime_delay: wp.int32
-
-
-@wp.func
-def load_regs(m: wp.ref[Machine], i: int) -> CpuRegs:
-    i32 = m.i32
-    r = CpuRegs()
-    r.pc = i32[i, PC]
-    r.sp = i32[i, SP]
-    r.a = i32[i, REG_A]
-    r.f = i32[i, REG_F]
-    r.b = i32[i, REG_B]
-    r.c = i32[i, REG_C]
-    r.d = i32[i, REG_D]
-    r.e = i32[i, REG_E]
-    r.h = i32[i, REG_H]
-    r.l = i32[i, REG_L]
-    r.ime = i32[i, IME]
-    r.ime_delay = i32[i, IME_DELAY]
-    return r
-
-
-@wp.func
-def store_regs(m: wp.ref[Machine], i: int, r: CpuRegs):
-    i32 = m.i32
-    i32[i, PC] = r.pc
-    i32[i, SP] = r.sp
-    i32[i, REG_A] = r.a
-    i32[i, REG_F] = r.f
-    i32[i, REG_B] = r.b
-    i32[i, REG_C] = r.c
-    i32[i, REG_D] = r.d
-    i32[i, REG_E] = r.e
-    i32[i, REG_H] = r.h
-    i32[i, REG_L] = r.l
-    i32[i, IME] = r.ime
-    i32[i, IME_DELAY] = r.ime_delay
 
 
 @wp.func

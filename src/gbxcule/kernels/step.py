@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.cpu import cpu_step, load_regs, store_regs
+from gbxcule.kernels.cpu import cpu_step
+from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.dma import dma_sync
 from gbxcule.kernels.interrupts import check_interrupts
 from gbxcule.kernels.ioregs import NEVER, raise_interrupt

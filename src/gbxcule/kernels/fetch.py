@@ -1,0 +1,98 @@
+"""Instruction fetch as PyBoy 2.8.1's ``fetch_and_execute`` reads it: opcode and operands.
+
+``fetch`` returns the opcode and the two bytes after it packed in one int
+(``op | n1 << 8 | n2 << 16``). Code in ROM is read straight from the mapped banks
+(PyBoy indexes the bank flat, so an instruction straddling 0x3FFF/0x4000 reads
+the neighbouring bytes); elsewhere each byte goes through the bus with PyBoy's
+``memory_access_offset`` of 4 per operand byte, and only the opcode's own bytes
+(``opcode_length``) are read.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.kernels.bus import bus_read_at
+from gbxcule.kernels.mbc import rom_read
+from gbxcule.kernels.state import BOOT_ON, ROM_BANK, ROM_BANK_LOW, Machine
+
+wp.set_module_options({"enable_backward": False})
+
+
+@wp.func
+def opcode_length(op: int) -> int:
+    """Bytes of base opcode ``op`` (CB counts 2), PyBoy's OPCODE_LENGTHS."""
+    x = op >> 6
+    y = (op >> 3) & 7
+    z = op & 7
+    n = wp.int32(1)
+    if x == 0:
+        if z == 0 and y == 1:
+            n = 3
+        if z == 0 and y >= 2:
+            n = 2
+        if z == 1 and (y & 1) == 0:
+            n = 3
+        if z == 6:
+            n = 2
+    if x == 3:
+        if z == 0 and y >= 4:
+            n = 2
+        if z == 2 and (y < 4 or y == 5 or y == 7):
+            n = 3
+        if z == 3 and y == 0:
+            n = 3
+        if z == 3 and y == 1:
+            n = 2
+        if z == 4 and y < 4:
+            n = 3
+        if z == 5 and y == 1:
+            n = 3
+        if z == 6:
+            n = 2
+    return n
+
+
+@wp.func
+def is_illegal(op: int) -> int:
+    x = op >> 6
+    y = (op >> 3) & 7
+    z = op & 7
+    bad = wp.int32(0)
+    if x == 3:
+        if z == 3 and y >= 2 and y <= 5:
+            bad = 1
+        if z == 4 and y >= 4:
+            bad = 1
+        if z == 5 and (y & 1) == 1 and y > 1:
+            bad = 1
+    return bad
+
+
+@wp.func
+def fetch(m: wp.ref[Machine], i: int, pc: int) -> int:
+    """Opcode and the two bytes after it (``op | n1 << 8 | n2 << 16``), read the way PyBoy's
+    fetch reads them. Packed into one int so the bytes stay in registers."""
+    i32 = m.i32
+    if pc + 2 < 0x8000:
+        if i32[i, BOOT_ON] != 0:
+            b0 = rom_read(m, i, pc)
+            return b0 | (rom_read(m, i, pc + 1) << 8) | (rom_read(m, i, pc + 2) << 16)
+        # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
+        # neighbour exactly like this.
+        base = i32[i, ROM_BANK] * 0x4000 - 0x4000
+        if pc + 2 < 0x4000:
+            base = i32[i, ROM_BANK_LOW] * 0x4000
+        k = wp.max(base + pc, 0)
+        rom = m.rom
+        return int(rom[k]) | (int(rom[k + 1]) << 8) | (int(rom[k + 2]) << 16)
+    out = wp.int32(0)
+    count = wp.int32(1)
+    k = wp.int32(0)
+    while k < count:
+        v = bus_read_at(m, i, (pc + k) & 0xFFFF, 4 * k)
+        out = out | (v << (8 * k))
+        if k == 0:
+            count = opcode_length(v)
+        k += 1
+    return out
