@@ -112,8 +112,13 @@ def lcd_mode(m: wp.ref[Machine], i: int) -> int:
 @wp.func
 def stat_update_line(m: wp.ref[Machine], i: int) -> int:
     """Recompute the STAT interrupt line; INT_STAT on its rising edge."""
+    return stat_line(m, i, reg(m, i, STAT))
+
+
+@wp.func
+def stat_line(m: wp.ref[Machine], i: int, stat: int) -> int:
+    """``stat_update_line`` for ``stat``, the value STAT holds now (just written by the caller)."""
     i32 = m.i32
-    stat = reg(m, i, STAT)
     mode = stat & 3
     line = 0
     if mode != 3 and (stat & (1 << (mode + 3))) != 0:
@@ -132,8 +137,9 @@ def stat_set_mode(m: wp.ref[Machine], i: int, mode: int) -> int:
     stat = reg(m, i, STAT)
     if (stat & 3) == mode:
         return 0
-    set_reg(m, i, STAT, (stat & 0xFC) | mode)
-    return stat_update_line(m, i)
+    stat = (stat & 0xFC) | mode
+    set_reg(m, i, STAT, stat)
+    return stat_line(m, i, stat)
 
 
 @wp.func
@@ -142,14 +148,15 @@ def stat_update_lyc(m: wp.ref[Machine], i: int) -> int:
     if reg(m, i, LYC) == reg(m, i, LY):
         stat = stat | 0x04
     set_reg(m, i, STAT, stat)
-    return stat_update_line(m, i)
+    return stat_line(m, i, stat)
 
 
 @wp.func
 def stat_write(m: wp.ref[Machine], i: int, value: int) -> int:
     """Bits 3-6 are writable; bit 7 and the mode/LYC bits are kept."""
-    set_reg(m, i, STAT, (reg(m, i, STAT) & 0x87) | (value & 0x78))
-    return stat_update_line(m, i)
+    stat = (reg(m, i, STAT) & 0x87) | (value & 0x78)
+    set_reg(m, i, STAT, stat)
+    return stat_line(m, i, stat)
 
 
 @wp.func

@@ -29,7 +29,7 @@ from gbxcule.kernels.cpu import cpu_step
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.dma import dma_sync
 from gbxcule.kernels.interrupts import check_interrupts
-from gbxcule.kernels.ioregs import NEVER, raise_interrupt
+from gbxcule.kernels.ioregs import NEVER, pending_interrupts, raise_interrupt
 from gbxcule.kernels.joypad import joypad_frame_end, joypad_frame_start
 from gbxcule.kernels.ppu import lcd_sync
 from gbxcule.kernels.serial import serial_sync
@@ -39,6 +39,7 @@ from gbxcule.kernels.state import (
     DMA_ACTIVE,
     FRAME_DONE,
     HALTED,
+    IME_DELAY,
     INT_QUEUED,
     LCD_RENDER,
     LCD_TO_FRAME,
@@ -68,6 +69,16 @@ def slice_target(m: wp.ref[Machine], i: int) -> wp.int64:
     t = wp.min(t, i64[i, LCD_TO_FRAME])
     t = wp.min(t, i64[i, SER_TO_IRQ])
     return wp.max(MIN_SLICE, t)
+
+
+@wp.func
+def halt_is_quiet(m: wp.ref[Machine], i: int) -> int:
+    """1 when ``cpu_tick`` would only add the slice to the cycle count: halted with no
+    interrupt queued or pending and no EI countdown (a game waiting in HALT)."""
+    i32 = m.i32
+    if i32[i, HALTED] == 0 or i32[i, INT_QUEUED] != 0 or i32[i, IME_DELAY] != 0:
+        return 0
+    return wp.where(pending_interrupts(m, i) == 0, 1, 0)
 
 
 @wp.func
@@ -114,7 +125,12 @@ def run_frame(m: wp.ref[Machine], i: int, stop_pc: int) -> int:
     i32 = m.i32
     i32[i, FRAME_DONE] = 0
     while i32[i, FRAME_DONE] == 0 and i32[i, LOCKED] == 0:
-        stopped = cpu_tick(m, i, slice_target(m, i), stop_pc)
+        target = slice_target(m, i)
+        stopped = wp.int32(0)
+        if halt_is_quiet(m, i) != 0:
+            m.i64[i, CYCLES] = m.i64[i, CYCLES] + target  # all cpu_tick would do
+        else:
+            stopped = cpu_tick(m, i, target, stop_pc)
         sync_units(m, i)
         if stopped != 0:
             return 1
