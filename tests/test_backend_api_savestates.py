@@ -318,3 +318,17 @@ def test_load_state_bad_input(probe):
         probe.warp.load_state(fixture_bytes("2.8.1"), envs=[1])
     with pytest.raises(FileNotFoundError):
         probe.warp.load_state(Path("/nonexistent/x.state"))
+
+
+def test_loading_a_state_never_keeps_the_base_sprite_line_cache(tmp_path):
+    """The sprite-line cache (kernels/ppu.py) summarises OAM; a loaded state brings its own
+    OAM, so the cache taken over from the base machine must come back marked stale."""
+    from gbxcule.backends.savestate_bridge import env_state_from_pyboy
+
+    rom = get_rom("demo_game").build()
+    with WarpVecCpuBackend(write_rom(tmp_path, "demo.gb", rom), threads=1, **KW) as w:
+        w.step(np.array([0]))
+        state = load_pyboy_state(w.export_pyboy_state(0), rom)
+        base = w.capture_state(0)
+        base["oam_lines_ok"] = np.int32(1)  # a base whose cache describes its own OAM
+        assert int(env_state_from_pyboy(state, base, w.cart)["oam_lines_ok"]) == 0

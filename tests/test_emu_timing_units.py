@@ -23,7 +23,7 @@ from gbxcule.asm import build_rom
 from gbxcule.asm.bootrom import boot_rom_bytes
 from gbxcule.backends.warp_base import allocate_machine, cart_config
 from gbxcule.core import pixels as px
-from gbxcule.core.memory_layout import IO_OFF, OAM_OFF
+from gbxcule.core.memory_layout import IO_OFF
 from gbxcule.kernels import io as io_unit
 from gbxcule.kernels import ppu, serial, timer
 from gbxcule.kernels.ioregs import raise_interrupt
@@ -102,7 +102,7 @@ def run_ops(m: Machine, ops: wp.array3d(dtype=wp.int64), out: wp.array3d(dtype=w
             got = io_unit.io_read(m, i, addr)
             m.i32[i, ACCESS_OFFSET] = 0
         if kind == OP_OAM:
-            m.mem[i, OAM_OFF + addr] = wp.uint8(value)
+            ppu.oam_store(m, i, addr, value)
         r = IO_OFF - 0xFF00
         rec = wp.vector(
             wp.int64(got), wp.int64(m.mem[i, r + 0xFF0F]),

@@ -16,7 +16,8 @@ machine, field by field (``history/savestates.md`` has the mapping):
   those of ``base``, a post-boot env (HALT during an EI delay, the window line
   counter, MBC1's low ROM bank, which PyBoy does not recompute until the next mapper
   write, the clock latch, pending button releases, the serial output ring), except
-  the LYC-while-off and STAT-override one-shots, which our boot run leaves set
+  the LYC-while-off and STAT-override one-shots, which our boot run leaves set, and the
+  sprite-line cache, marked stale so the kernel rebuilds it from the loaded OAM
   (:data:`FRESH_PYBOY_FIELDS`);
 * the MBC3 clock's last sync is 0, as PyBoy sets it (the first clock access after
   loading advances the clock by the whole cycle count, as in PyBoy). Unlike PyBoy,
@@ -64,7 +65,7 @@ STAT_TRANSITION_VBLANK_PRETRIGGERED = 3  # CGB hardware only
 # Unsaved fields where a PyBoy that loaded the post-boot snapshot (the oracle's reset)
 # differs from a machine that ran the boot ROM: the boot ROM writes LYC with the LCD off,
 # which arms the one-shot STAT override; loading a snapshot does not.
-FRESH_PYBOY_FIELDS = {"lcd_stat_override": 0, "lcd_lyc_dirty": 0}
+FRESH_PYBOY_FIELDS = {"lcd_stat_override": 0, "lcd_lyc_dirty": 0, "oam_lines_ok": 0}
 # Machine fields a PyBoy state does not carry: loading keeps them from ``base``, exporting
 # drops them. (The LCD's derived distances and IRQ line are recomputed, not listed.)
 UNSAVED_FIELDS = frozenset(
@@ -84,6 +85,10 @@ UNSAVED_FIELDS = frozenset(
         "joy_rel_wait",
         "line_latch",
         "frame_video",
+        "oam_lines_ok",  # the sprite-line cache (kernels/ppu.py), rebuilt from OAM
+        "oam_lines0",
+        "oam_lines1",
+        "oam_lines2",
     }
 )
 # IO registers whose value lives in a unit (timer, serial, LCD, IF): PyBoy's raw io bytes

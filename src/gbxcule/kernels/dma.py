@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.core.memory_layout import OAM_OFF, VRAM_OFF, WRAM_OFF
+from gbxcule.core.memory_layout import OAM_OFF
 from gbxcule.kernels.ioregs import DMA, LCDC, raise_interrupt, reg, set_reg
-from gbxcule.kernels.mbc import cart_ram_read, rom_read
-from gbxcule.kernels.ppu import TRANS_START_MODE2, lcd_mode, lcd_sync, vram_blocked
+from gbxcule.kernels.memmap import mem_read
+from gbxcule.kernels.ppu import TRANS_START_MODE2, lcd_mode, lcd_sync, oam_store
 from gbxcule.kernels.state import (
     ACCESS_OFFSET,
     CYCLES,
@@ -39,27 +39,7 @@ from gbxcule.kernels.state import (
 wp.set_module_options({"enable_backward": False})
 
 OAM_BASE = wp.constant(OAM_OFF)
-VRAM_BASE = wp.constant(VRAM_OFF)
-WRAM_BASE = wp.constant(WRAM_OFF)
 OAM_BYTES = wp.constant(0xA0)
-
-
-@wp.func
-def dma_source_read(m: wp.ref[Machine], i: int, addr: int) -> int:
-    """PyBoy's ``getitem`` for a DMA source byte (0x0000-0xDFFF after the $FE/$FF remap)."""
-    mem = m.mem
-    if addr < 0x8000:
-        return rom_read(m, i, addr)
-    if addr < 0xA000:
-        if m.i32[i, ACCESS_OFFSET] != 0:
-            if vram_blocked(m, i, 0) != 0:
-                return 0xFF
-        return int(mem[i, VRAM_BASE + addr - 0x8000])
-    if addr < 0xC000:
-        return cart_ram_read(m, i, addr)
-    if addr < 0xE000:
-        return int(mem[i, WRAM_BASE + addr - 0xC000])
-    return int(mem[i, WRAM_BASE + addr - 0xE000])
 
 
 @wp.func
@@ -80,7 +60,7 @@ def dma_sync(m: wp.ref[Machine], i: int, offset: int):
         source -= 0x20
     index = i32[i, DMA_INDEX]
     while index < due:
-        m.mem[i, OAM_BASE + index] = wp.uint8(dma_source_read(m, i, (source << 8) | index))
+        oam_store(m, i, index, mem_read(m, i, (source << 8) | index))
         index += 1
     i32[i, DMA_INDEX] = index
     if index == OAM_BYTES:
@@ -160,4 +140,4 @@ def oam_write(m: wp.ref[Machine], i: int, addr: int, value: int):
     if i32[i, DMA_ACTIVE] != 0:
         dma_sync(m, i, offset)
     if i32[i, DMA_ACTIVE] == 0:
-        m.mem[i, OAM_BASE + addr - 0xFE00] = wp.uint8(value & 0xFF)
+        oam_store(m, i, addr - 0xFE00, value)

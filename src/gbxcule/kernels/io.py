@@ -9,8 +9,8 @@ PyBoy's ``cpu.cycles`` at the access and ``m.i32[i, ACCESS_OFFSET]`` its
   offset``); a write syncs the unit to ``cycles`` (the LCD too, no offset), then
   applies the write's side effects. The bus handles FF50, HRAM and IE and
   derives the run loop's bail flag.
-* ``dma_catch_up``, ``oam_read``, ``oam_write`` (kernels/dma.py) and
-  ``vram_blocked`` (kernels/ppu.py) are re-exported here for the bus.
+* ``dma_catch_up``, ``oam_read``, ``oam_write`` (kernels/dma.py) are re-exported
+  here for the bus.
 * ``power_on_timing(m, i)``: the IO/timing state PyBoy's constructor leaves.
 
 Read values (``io_peek``, no side effects): unused bits and unmapped registers
@@ -45,7 +45,6 @@ from gbxcule.kernels.ppu import (
     lyc_write,
     stat_read,
     stat_write,
-    vram_blocked,
 )
 from gbxcule.kernels.serial import sb_write, sc_write, serial_sync
 from gbxcule.kernels.state import (
@@ -109,7 +108,6 @@ __all__ = [
     "oam_read",
     "oam_write",
     "power_on_timing",
-    "vram_blocked",
 ]
 
 

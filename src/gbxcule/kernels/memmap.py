@@ -13,8 +13,8 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.core.memory_layout import VRAM_OFF, WRAM_OFF
-from gbxcule.kernels.io import vram_blocked
 from gbxcule.kernels.mbc import cart_ram_read, cart_ram_write, mbc_write, rom_read
+from gbxcule.kernels.ppu import vram_blocked
 from gbxcule.kernels.state import ACCESS_OFFSET, Machine
 
 wp.set_module_options({"enable_backward": False})

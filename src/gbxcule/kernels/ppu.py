@@ -66,6 +66,10 @@ from gbxcule.kernels.state import (
     LCD_TO_FRAME,
     LCD_TO_IRQ,
     LCD_TRANSITION,
+    OAM_LINES0,
+    OAM_LINES1,
+    OAM_LINES2,
+    OAM_LINES_OK,
     WIN_ACTIVE,
     WIN_LINE,
     Machine,
@@ -208,12 +212,67 @@ def lcdc_write(m: wp.ref[Machine], i: int, value: int) -> int:
 
 
 @wp.func
+def oam_lines_build(m: wp.ref[Machine], i: int):
+    """Summarise OAM's Y bytes in ``oam_lines0..2`` (see kernels/state.py)."""
+    mem = m.mem
+    tall = wp.uint64(0xFFFF)  # 16 lines: covers both object heights
+    w0 = wp.uint64(0)
+    w1 = wp.uint64(0)
+    w2 = wp.uint64(0)
+    for k in range(40):
+        y = int(mem[i, OAM_BASE + 4 * k])  # the object covers p = LY + 16 in y .. y + 15
+        if y > 0 and y < SCREEN_H + 16:
+            shift = y & 63
+            low = tall << wp.uint64(shift)
+            high = wp.uint64(0)
+            if shift > 48:
+                high = tall >> wp.uint64(64 - shift)
+            if y < 64:
+                w0 = w0 | low
+                w1 = w1 | high
+            elif y < 128:
+                w1 = w1 | low
+                w2 = w2 | high
+            else:
+                w2 = w2 | low
+    i64 = m.i64
+    i64[i, OAM_LINES0] = wp.int64(w0)
+    i64[i, OAM_LINES1] = wp.int64(w1)
+    i64[i, OAM_LINES2] = wp.int64(w2)
+    m.i32[i, OAM_LINES_OK] = 1
+
+
+@wp.func
+def oam_store(m: wp.ref[Machine], i: int, index: int, value: int):
+    """Write OAM byte ``index``; every OAM write goes through here to stale the line mask."""
+    m.mem[i, OAM_BASE + index] = wp.uint8(value & 0xFF)
+    m.i32[i, OAM_LINES_OK] = 0
+
+
+@wp.func
+def oam_may_cover(m: wp.ref[Machine], i: int, ly: int) -> int:
+    """0 when no OAM entry can be on visible line ``ly`` (so its sprite scan finds none)."""
+    if m.i32[i, OAM_LINES_OK] == 0:
+        oam_lines_build(m, i)
+    p = ly + 16
+    i64 = m.i64
+    word = i64[i, OAM_LINES0]
+    if p >= 128:
+        word = i64[i, OAM_LINES2]
+    elif p >= 64:
+        word = i64[i, OAM_LINES1]
+    return int((wp.uint64(word) >> wp.uint64(p & 63)) & wp.uint64(1))
+
+
+@wp.func
 def sprite_penalty(m: wp.ref[Machine], i: int, ly: int) -> int:
     """Extra mode-3 cycles for the (up to 10) objects on line ``ly``."""
     mem = m.mem
     lcdc = reg(m, i, LCDC)
     if (lcdc & 0x02) == 0:
         return 0
+    if oam_may_cover(m, i, ly) == 0:
+        return 0  # what the scan below returns when it counts no object
     height = 8
     if (lcdc & 0x04) != 0:
         height = 16

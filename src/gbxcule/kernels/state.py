@@ -85,6 +85,8 @@ I32_FIELDS = (
     "dma_index",
     "joy_dir",  # directional nibble, 0 = pressed
     "joy_std",  # standard nibble, 0 = pressed
+    # ---- derived caches (0 = stale; rebuilt from the state they summarise) -------
+    "oam_lines_ok",  # 1 while oam_lines0..2 describe OAM (every OAM write clears it)
 )
 
 # Per-env int64 scalars (cycle counts and distances), in column order of ``Machine.i64``.
@@ -101,6 +103,11 @@ I64_FIELDS = (
     "ser_target",
     "ser_to_irq",
     "dma_start",
+    # bit p of the 192-bit mask (p = LY + 16) is set when some OAM entry's Y byte lies in
+    # p - 15 .. p: the lines a 16-pixel-tall object could touch (ppu.sprite_penalty)
+    "oam_lines0",
+    "oam_lines1",
+    "oam_lines2",
 )
 
 
@@ -155,6 +162,7 @@ DMA_ACTIVE = _col(I32_FIELDS, "dma_active")
 DMA_INDEX = _col(I32_FIELDS, "dma_index")
 JOY_DIR = _col(I32_FIELDS, "joy_dir")
 JOY_STD = _col(I32_FIELDS, "joy_std")
+OAM_LINES_OK = _col(I32_FIELDS, "oam_lines_ok")
 
 # ---- columns of m.i64 ---------------------------------------------------------
 CYCLES = _col(I64_FIELDS, "cycles")
@@ -169,6 +177,9 @@ SER_LAST = _col(I64_FIELDS, "ser_last")
 SER_TARGET = _col(I64_FIELDS, "ser_target")
 SER_TO_IRQ = _col(I64_FIELDS, "ser_to_irq")
 DMA_START = _col(I64_FIELDS, "dma_start")
+OAM_LINES0 = _col(I64_FIELDS, "oam_lines0")
+OAM_LINES1 = _col(I64_FIELDS, "oam_lines1")
+OAM_LINES2 = _col(I64_FIELDS, "oam_lines2")
 
 
 @wp.struct
