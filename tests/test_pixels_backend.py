@@ -9,6 +9,7 @@ import pytest
 import torch
 import warp as wp
 
+from gbxcule.backends.env_slices import EnvSlices
 from gbxcule.backends.pixels import (
     FRAME_BYTES,
     PACKED_FRAME_BYTES,
@@ -99,6 +100,36 @@ def test_snapshots_land_at_offsets_and_leave_the_rest():
     assert (packed_slots[:offset] == 0xEE).all() and (
         packed_slots[offset + got.size :] == 0xEE
     ).all()
+
+
+def test_sliced_cpu_render_writes_each_env_in_its_own_place():
+    """Renders split into uneven env slices on worker threads: every env's frame (render-on-step
+    and snapshots at an odd offset) equals its downsampled full frame, nothing else is written."""
+    n = 5
+    mem_wp, latch_wp = on_device(*random_machine(7, n), "cpu")
+    slices = EnvSlices(n, 3)
+    assert slices.ranges == [(0, 1), (1, 3), (3, 5)]
+    bufs = PixelBuffers(n, "cpu", render_pixels=True, render_pixels_packed=True, slices=slices)
+    try:
+        down = px.downsample(bufs.render_full(mem_wp, latch_wp, range(n)))
+        assert len({frame.tobytes() for frame in down}) == n  # envs tell apart: a wrong env shows
+        bufs.render_step(mem_wp, latch_wp)
+        assert np.array_equal(bufs.pixels_torch().numpy(), down)
+        assert np.array_equal(bufs.pixels_packed_torch().numpy(), px.pack_shades(down))
+        for packed, per_env in ((False, FRAME_BYTES), (True, PACKED_FRAME_BYTES)):
+            offset = 3 + per_env
+            out = torch.full((offset + (n + 1) * per_env,), 0xEE, dtype=torch.uint8)
+            if packed:
+                bufs.render_pixels_snapshot_packed_to_torch(mem_wp, latch_wp, out, offset)
+            else:
+                bufs.render_pixels_snapshot_to_torch(mem_wp, latch_wp, out, offset)
+            got = out[offset : offset + n * per_env].numpy().reshape(n, 72, -1)
+            assert np.array_equal(got, px.pack_shades(down) if packed else down)
+            assert (out[:offset] == 0xEE).all() and (out[offset + n * per_env :] == 0xEE).all()
+        with pytest.raises(ValueError, match="slices cover 5 envs"):
+            PixelBuffers(n + 1, "cpu", slices=slices)
+    finally:
+        slices.close()
 
 
 def test_bad_snapshot_targets_are_refused_clearly():

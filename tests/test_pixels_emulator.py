@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 import warp as wp
 
 from bench.roms.suite.ppu_common import MIN_STABLE_FRAMES, W_FRAMES, scene_source
 from gbxcule import demo_game
 from gbxcule.asm import build_rom
+from gbxcule.backends.pixels import FRAME_BYTES, PACKED_FRAME_BYTES
 from gbxcule.backends.pyboy_backend import PyBoySingleBackend
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
 from gbxcule.core import pixels as px
@@ -137,6 +139,47 @@ def test_emulator_pixels_deterministic_across_backends_and_envs(tmp_path):
             assert np.array_equal(a, b) and np.array_equal(a[0], a[2])
             assert np.array_equal(runs[0].pixels_torch().numpy(), runs[1].pixels_torch().numpy())
         assert not np.array_equal(a[0], a[1]) and not np.array_equal(a[0], a[3])
+    finally:
+        for backend in runs:
+            backend.close()
+
+
+def test_emulator_pixels_same_on_worker_threads(tmp_path):
+    """Five envs under different buttons: a backend stepping and rendering on two worker
+    threads (env slices [0, 2) and [2, 5)) gives the one-thread backend's pixels, env by
+    env: render-on-step buffers and snapshots at a nonzero offset."""
+    rom = tmp_path / "demo.gb"
+    rom.write_bytes(demo_game.demo_rom_bytes())
+    n = 5
+    kwargs = dict(num_envs=n, frames_per_step=3, release_after_frames=2, action_codec="buttons")
+    kwargs.update(render_pixels=True, render_pixels_packed=True)
+    runs = [WarpVecCpuBackend(rom, threads=t, **kwargs) for t in (1, 2)]
+    inputs = np.random.default_rng(11).integers(0, 256, (10, n))
+    try:
+        for buttons in inputs:
+            frames = []
+            for backend in runs:
+                backend.step(buttons)
+                offset = 2 * FRAME_BYTES + 1
+                shades = torch.full((offset + n * FRAME_BYTES,), 0xEE, dtype=torch.uint8)
+                backend.render_pixels_snapshot_to_torch(shades, base_offset=offset)
+                packed = torch.full((offset + n * PACKED_FRAME_BYTES,), 0xEE, dtype=torch.uint8)
+                backend.render_pixels_snapshot_packed_to_torch(packed, base_offset_bytes=offset)
+                assert (shades[:offset] == 0xEE).all() and (packed[:offset] == 0xEE).all()
+                frames.append(
+                    (
+                        backend.pixels_torch().numpy().copy(),
+                        backend.pixels_packed_torch().numpy().copy(),
+                        shades[offset:].numpy().reshape(n, px.DOWN_H, px.DOWN_W),
+                        packed[offset:].numpy().reshape(n, px.DOWN_H, px.PACKED_W),
+                    )
+                )
+            for one, two in zip(*frames):
+                assert np.array_equal(one, two)
+            assert np.array_equal(frames[1][2], frames[1][0])  # snapshot = render-on-step
+            assert np.array_equal(frames[1][3], px.pack_shades(frames[1][0]))
+        distinct = len({frame.tobytes() for frame in frames[0][0]})
+        assert distinct == n  # every env differs, so a frame in the wrong place shows
     finally:
         for backend in runs:
             backend.close()

@@ -18,7 +18,9 @@ Every render reads a ``video`` source (VRAM + OAM) and the per-line latches: the
 backend passes ``Machine.frame_video`` (VRAM/OAM as of the last rendered line, see
 :mod:`gbxcule.core.pixels`); a ``Machine.mem``-layout array works too (tests).
 
-On CUDA the downsampled renders go on the current Torch stream of the buffers' device
+On the CPU the downsampled renders are split into the backend's env slices
+(:class:`~gbxcule.backends.env_slices.EnvSlices`), one launch per worker thread, as
+the step is. On CUDA the downsampled renders go on the current Torch stream of the buffers' device
 (or a ``stream`` the caller passes), ordered after the work already queued on Warp's
 current stream for the device (the emulator's step) and before any later work there,
 by GPU-side events; the host never waits. The frame layout is the contract of
@@ -35,6 +37,7 @@ import numpy as np
 import torch
 import warp as wp
 
+from gbxcule.backends.env_slices import EnvSlices, PerEnv
 from gbxcule.core import pixels as px
 from gbxcule.kernels import render
 
@@ -56,10 +59,15 @@ class PixelBuffers:
         *,
         render_pixels: bool = False,
         render_pixels_packed: bool = False,
+        slices: EnvSlices | None = None,
     ) -> None:
+        """``slices``: how CPU renders split the envs (the backend's own; default one slice)."""
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        if slices is not None and slices.num_envs != num_envs:
+            raise ValueError(f"slices cover {slices.num_envs} envs, the buffers {num_envs}")
         self.num_envs = num_envs
+        self._slices = slices if slices is not None else EnvSlices(num_envs)
         self.device = wp.get_device(device)
         self.torch_device = torch.device(wp.device_to_torch(self.device))
         self.render_pixels = render_pixels
@@ -160,11 +168,14 @@ class PixelBuffers:
 
     def _render_shades(self, video, line_latch, shades, packed, stream) -> None:
         offsets = self._check_inputs(video, line_latch)
+        if not self.device.is_cuda:  # one launch per env slice, on the step's worker threads
+            per_env = [PerEnv(video), *offsets, PerEnv(line_latch), PerEnv(shades), PerEnv(packed)]
+            self._slices.launch(
+                render.render_shades_kernel, per_env, device=self.device, dim_tail=(px.DOWN_H,)
+            )
+            return
         dim = (self.num_envs, px.DOWN_H)
         inputs = [video, *offsets, line_latch, shades, packed]
-        if not self.device.is_cuda:
-            wp.launch(render.render_shades_kernel, dim=dim, inputs=inputs, device=self.device)
-            return
         target = stream if stream is not None else self._torch_stream()
         own = wp.get_stream(self.device)  # where the emulator's kernels run
         if target.cuda_stream != own.cuda_stream:

@@ -9,8 +9,6 @@ launches all envs at once on a CUDA device.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ import numpy as np
 import warp as wp
 
 from gbxcule.asm.bootrom import boot_rom_bytes
+from gbxcule.backends.env_slices import EnvSlices, PerEnv, PerSlice
 from gbxcule.backends.pixels import PixelBackendMixin, PixelBuffers
 from gbxcule.backends.protocol import CPU_STATE_KEYS
 from gbxcule.backends.pyboy_backend import check_env, check_range, check_step_config, read_rom
@@ -66,13 +65,6 @@ def poke_memory(m: Any, env: int, addr: int, data: bytes | np.ndarray | int) -> 
         wp.launch(poke, dim=1, inputs=[m, env, addr, arr], device=m.mem.device)
 
 
-@dataclass(frozen=True)
-class PerEnv:
-    """A kernel argument with one entry per env; each slice's launch gets its own part."""
-
-    array: Any
-
-
 class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
     """Shared shell: ROM validation, state allocation, reset, host access to one env."""
 
@@ -112,37 +104,31 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
             device=device,
             mem_layout=mem_layout,
         )
+        self._slices = EnvSlices(num_envs, self._launch_parts())
+        self._machine_parts = PerSlice(
+            [self.machine]
+            if len(self._slices.ranges) == 1
+            else [slice_machine(self.machine, lo, hi) for lo, hi in self._slices.ranges]
+        )
         self.pixels = PixelBuffers(
             num_envs,
             device,
             render_pixels=render_pixels,
             render_pixels_packed=render_pixels_packed,
+            slices=self._slices,
         )
         self._buttons = wp.zeros(num_envs, dtype=wp.int32, device=device)
-        self._slices = self._make_slices()
         self._init_training_api(state_path=state_path, sym_path=sym_path)  # training_api.py
         self.reset()
 
     # ---- launching ------------------------------------------------------------
-    def _make_slices(self) -> list[tuple[Any, int, int]]:
-        """(Machine view, first env, end env) per launch; the CPU backend splits further."""
-        return [(self.machine, 0, self.num_envs)]
-
-    def _slice_inputs(self, lo: int, hi: int, view: Any, args: tuple) -> list:
-        """Kernel inputs for one slice: ``PerEnv`` arrays are cut to envs [lo, hi)."""
-        out = [view]
-        for arg in args:
-            if isinstance(arg, PerEnv):
-                whole = (lo, hi) == (0, self.num_envs)
-                out.append(arg.array if whole else arg.array[lo:hi])
-            else:
-                out.append(arg)
-        return out
+    def _launch_parts(self) -> int:
+        """How many env slices launches are split into; the CPU backend uses its threads."""
+        return 1
 
     def _launch_all(self, kernel: Any, *args: Any) -> None:
-        for view, lo, hi in self._slices:
-            inputs = self._slice_inputs(lo, hi, view, args)
-            wp.launch(kernel, dim=hi - lo, inputs=inputs, device=self.device)
+        """Launch a Machine-first kernel over every env slice (``PerEnv`` args cut per slice)."""
+        self._slices.launch(kernel, [self._machine_parts, *args], device=self.device)
 
     # ---- protocol -------------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
@@ -216,7 +202,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
         return bytes(self._serial[env])
 
     def close(self) -> None:
-        self._slices = []
+        self._slices.close()
 
     def __enter__(self) -> WarpVecBase:
         return self
@@ -232,41 +218,10 @@ class WarpVecCpuBackend(WarpVecBase):
 
     def __init__(self, rom_path: str | Path, *, threads: int | None = None, **kwargs: Any) -> None:
         self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
-        self._pool: ThreadPoolExecutor | None = None
         super().__init__(rom_path, device="cpu", **kwargs)
 
-    def _make_slices(self) -> list[tuple[Any, int, int]]:
-        n = self.num_envs
-        parts = min(self.threads, n)
-        bounds = [n * k // parts for k in range(parts + 1)]
-        if parts > 1:
-            self._pool = ThreadPoolExecutor(max_workers=parts, thread_name_prefix="warp-cpu")
-        return [
-            (slice_machine(self.machine, lo, hi), lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])
-        ]
-
-    def _launch_all(self, kernel: Any, *args: Any) -> None:
-        if self._pool is None:
-            super()._launch_all(kernel, *args)
-            return
-        futures = [
-            self._pool.submit(
-                wp.launch,
-                kernel,
-                dim=hi - lo,
-                inputs=self._slice_inputs(lo, hi, view, args),
-                device="cpu",
-            )
-            for view, lo, hi in self._slices
-        ]
-        for fut in futures:
-            fut.result()
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
-        super().close()
+    def _launch_parts(self) -> int:
+        return self.threads
 
 
 class WarpVecCudaBackend(WarpVecBase):

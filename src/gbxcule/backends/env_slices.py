@@ -1,0 +1,91 @@
+"""Env slices: the envs cut into contiguous ranges, and one kernel launch per range.
+
+A CPU backend splits its N envs into one slice per worker thread and launches each
+slice's kernel from its own thread (Warp's CPU launches run on the calling thread and
+release the GIL); with one slice the launch runs on the calling thread. The step
+kernels and the pixel renders both launch through :meth:`EnvSlices.launch`, so they
+split the envs the same way on the same threads.
+
+A kernel launched this way sees slice-local env indices: every argument indexed by
+env is passed as :class:`PerEnv` (cut to the slice's rows) or :class:`PerSlice` (one
+prepared value per slice, e.g. a ``Machine`` view).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import warp as wp
+
+
+@dataclass(frozen=True)
+class PerEnv:
+    """A kernel argument whose first axis is the env: each slice's launch gets rows
+    ``[lo, hi)`` of it (``None``, an output that is not wanted, stays ``None``)."""
+
+    array: Any
+
+
+@dataclass(frozen=True)
+class PerSlice:
+    """A kernel argument prepared once per slice, in slice order (e.g. ``Machine`` views)."""
+
+    parts: Sequence[Any]
+
+
+class EnvSlices:
+    """Envs ``[0, num_envs)`` in ``parts`` contiguous slices of near-equal size, with a
+    worker pool of one thread per slice when there is more than one."""
+
+    def __init__(self, num_envs: int, parts: int = 1) -> None:
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        self.num_envs = num_envs
+        parts = max(1, min(parts, num_envs))
+        bounds = [num_envs * k // parts for k in range(parts + 1)]
+        self.ranges: list[tuple[int, int]] = list(zip(bounds[:-1], bounds[1:]))
+        self._pool: ThreadPoolExecutor | None = None
+        if parts > 1:
+            self._pool = ThreadPoolExecutor(max_workers=parts, thread_name_prefix="warp-cpu")
+
+    def launch(
+        self, kernel: Any, args: Sequence[Any], *, device: Any, dim_tail: tuple[int, ...] = ()
+    ) -> None:
+        """Launch ``kernel`` over every slice: dim ``(hi - lo, *dim_tail)``, inputs ``args``
+        with :class:`PerEnv` / :class:`PerSlice` entries resolved for the slice. Returns
+        when every slice's launch has returned."""
+        if self._pool is None:
+            for k in range(len(self.ranges)):
+                self._launch_one(kernel, args, k, device, dim_tail)
+            return
+        futures = [
+            self._pool.submit(self._launch_one, kernel, args, k, device, dim_tail)
+            for k in range(len(self.ranges))
+        ]
+        for fut in futures:
+            fut.result()
+
+    def _launch_one(
+        self, kernel: Any, args: Sequence[Any], k: int, device: Any, dim_tail: tuple[int, ...]
+    ) -> None:
+        lo, hi = self.ranges[k]
+        inputs = [self._part(arg, k, lo, hi) for arg in args]
+        wp.launch(kernel, dim=(hi - lo, *dim_tail), inputs=inputs, device=device)
+
+    def _part(self, arg: Any, k: int, lo: int, hi: int) -> Any:
+        if isinstance(arg, PerSlice):
+            return arg.parts[k]
+        if isinstance(arg, PerEnv):
+            array = arg.array
+            return array if array is None or (lo, hi) == (0, self.num_envs) else array[lo:hi]
+        return arg
+
+    def close(self) -> None:
+        """Stop the worker threads; later launches run nothing."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        self.ranges = []
