@@ -1,7 +1,9 @@
 """Render cost per step as a fraction of the step cost (24 frames/step, demo game).
 
-Writes one JSONL row per (device, num_envs, packed) and a summary.md beside it.
+Appends one JSONL row per (device, num_envs, packed) to results.jsonl and rewrites
+summary.md beside it from every row there (earlier runs stay, each with its date and label).
 Usage: python -m bench.render_cost [--device cpu|cuda] [--envs 64] [--iters 10] [--out DIR]
+       [--label TEXT]
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from gbxcule.backends.registry import make_backend
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "render"
 
 
-def run(device: str, envs: list[int], iters: int, out_dir: Path) -> list[dict]:
+def run(device: str, envs: list[int], iters: int, out_dir: Path, label: str = "") -> list[dict]:
     name = "warp-cuda" if device == "cuda" else "warp-cpu"
     rows = []
     for n in envs:
@@ -47,6 +49,7 @@ def run(device: str, envs: list[int], iters: int, out_dir: Path) -> list[dict]:
                         **cost,
                         "versions": _versions(),
                         "timestamp": time.time(),
+                        "label": label,
                     }
                 )
         finally:
@@ -55,21 +58,31 @@ def run(device: str, envs: list[int], iters: int, out_dir: Path) -> list[dict]:
     with (out_dir / "results.jsonl").open("a") as fh:
         for row in rows:
             fh.write(json.dumps(row) + "\n")
+    write_summary(out_dir)
+    return rows
+
+
+def write_summary(out_dir: Path) -> None:
+    """summary.md: one table row per results.jsonl row, oldest first."""
     lines = [
         "# Render cost per step (demo game, 24 frames/step)",
         "",
-        "| backend | device | envs | output | step ms | render ms | render / step |",
-        "|---|---|---:|---|---:|---:|---:|",
+        "All runs in `results.jsonl`, oldest first (the step excludes rendering).",
+        "",
+        "| run (UTC) | label | backend | device | envs | output | step ms | render ms "
+        "| render / step |",
+        "|---|---|---|---|---:|---|---:|---:|---:|",
     ]
-    for r in rows:
+    for line in (out_dir / "results.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["timestamp"]))
         kind = "packed2 [N,72,20]" if r["packed"] else "shades [N,72,80]"
         lines.append(
-            f"| {r['backend']} | {r['device']} | {r['num_envs']} | {kind} | "
-            f"{r['step_s'] * 1e3:.2f} | {r['render_s'] * 1e3:.3f} | "
+            f"| {when} | {r.get('label', '')} | {r['backend']} | {r['device']} | "
+            f"{r['num_envs']} | {kind} | {r['step_s'] * 1e3:.2f} | {r['render_s'] * 1e3:.3f} | "
             f"{r['render_over_step']:.4f} |"
         )
     (out_dir / "summary.md").write_text("\n".join(lines) + "\n")
-    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,8 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--envs", default="64", help="comma list of env counts")
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--out", type=Path, default=RESULTS_DIR)
+    ap.add_argument("--label", default="", help="what this run measures (kept in its rows)")
     args = ap.parse_args(argv)
-    run(args.device, [int(x) for x in args.envs.split(",")], args.iters, args.out)
+    run(args.device, [int(x) for x in args.envs.split(",")], args.iters, args.out, args.label)
     print((args.out / "summary.md").read_text())
     return 0
 
