@@ -140,6 +140,17 @@ def test_device_action_out_of_range_presses_nothing_and_raises_later(demo):
 # ---- RAM views ------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_closed_backend_refuses_to_run(demo, threads):
+    w = WarpVecCpuBackend(demo, num_envs=N, threads=threads, render_pixels=True, **PACE)
+    w.step(np.zeros(N, dtype=np.int64))
+    w.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        w.step(np.zeros(N, dtype=np.int64))
+    with pytest.raises(RuntimeError, match="closed"):
+        w.render_pixels_snapshot_to_torch(torch.zeros(N * 72 * 80, dtype=torch.uint8))
+
+
 @pytest.mark.parametrize("layout", ["env_major", "interleaved"])
 def test_ram_views_are_zero_copy_and_stable(demo, layout):
     with WarpVecCpuBackend(demo, num_envs=N, threads=1, mem_layout=layout, **PACE) as b:

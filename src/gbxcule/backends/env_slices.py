@@ -57,6 +57,8 @@ class EnvSlices:
         """Launch ``kernel`` over every slice: dim ``(hi - lo, *dim_tail)``, inputs ``args``
         with :class:`PerEnv` / :class:`PerSlice` entries resolved for the slice. Returns
         when every slice's launch has returned."""
+        if not self.ranges:
+            raise RuntimeError("the backend is closed: build a new one to run envs again")
         if self._pool is None:
             for k in range(len(self.ranges)):
                 self._launch_one(kernel, args, k, device, dim_tail)
@@ -84,7 +86,7 @@ class EnvSlices:
         return arg
 
     def close(self) -> None:
-        """Stop the worker threads; later launches run nothing."""
+        """Stop the worker threads; later launches raise ``RuntimeError``."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
