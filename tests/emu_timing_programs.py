@@ -568,6 +568,83 @@ Rst0:
     ret
 """
 
+# HALT (IME off) while an OAM DMA or a serial transfer runs, with TIMA counting every 16
+# cycles so the log of each wake-up pins it down: the fused halted slices (kernels/step.py,
+# halt_through_lcd) must leave them to the DMA (whose bytes set the next lines' mode-3
+# length: sources $D1 = 40 tall objects, $D2 = none, alternating) and to the serial event.
+HALT_EVENTS = """
+SECTION "main", ROM0[$0150]
+Main:
+    call LogInit
+    ld hl, $D100
+    ld b, 40
+    ld c, 16
+.objects:
+    ld a, c
+    ld [hl+], a
+    ld a, b
+    add a, a
+    add a, a
+    ld [hl+], a
+    xor a
+    ld [hl+], a
+    ld [hl+], a
+    ld a, c
+    add a, 7
+    cp 160
+    jr c, .next
+    sub 144
+.next:
+    ld c, a
+    dec b
+    jr nz, .objects
+    ld a, $97
+    ldh [$40], a
+    ld a, $05
+    ldh [$07], a
+    ld a, $08
+    ldh [$41], a
+    ld d, 0
+.loop:
+    ld a, d
+    and $1F
+    inc a
+.delay:
+    dec a
+    jr nz, .delay
+    ld a, $02
+    ldh [$FF], a
+    ld a, d
+    and $01
+    add a, $D1
+    ld b, a
+    xor a
+    ldh [$0F], a
+    ld a, b
+    ldh [$46], a
+    halt
+    nop
+    ld a, $02
+    call LogByteAndRegs
+    ld a, $08
+    ldh [$FF], a
+    ld a, d
+    ldh [$01], a
+    xor a
+    ldh [$0F], a
+    ld a, $81
+    ldh [$02], a
+    halt
+    nop
+    ld a, $08
+    call LogByteAndRegs
+    inc d
+    jr .loop
+Hook:
+Rst0:
+    ret
+"""
+
 PROGRAMS: dict[str, tuple[str, int]] = {
     "timer_halt": (TIMER_HALT, 150),
     "timer_busy": (TIMER_BUSY, 60),
@@ -579,6 +656,7 @@ PROGRAMS: dict[str, tuple[str, int]] = {
     "halt_quirks": (HALT_QUIRKS, 40),
     "vram_lock": (VRAM_LOCK, 30),
     "mode3_sprites": (MODE3_SPRITES, 40),
+    "halt_events": (HALT_EVENTS, 30),
 }
 
 

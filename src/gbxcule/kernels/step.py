@@ -8,7 +8,9 @@ A frame runs slices until the LCD reports the frame done. Each slice:
 2. ``cpu_tick``: check interrupts once (dispatch may take 20 cycles); a halted
    CPU jumps the whole target at once (this is the HALT fast-forward); else run
    instructions until the target is reached or one bails (IO/IE/mapper writes,
-   HALT, EI taking effect with an interrupt pending);
+   HALT, EI taking effect with an interrupt pending). A CPU halted with nothing
+   pending (``halt_is_quiet``) skips ``cpu_tick``, and its run of slices that end at
+   LCD transitions is fused (``halt_through_lcd``);
 3. sync the OAM DMA copy, then serial, timer and LCD to the CPU's cycle count,
    raising their interrupt flags.
 
@@ -46,7 +48,9 @@ from gbxcule.kernels.state import (
     LCD_TO_IRQ,
     LOCKED,
     PC,
+    SER_LAST,
     SER_TO_IRQ,
+    TIM_LAST,
     TIM_TO_IRQ,
     Machine,
     env_view,
@@ -120,17 +124,48 @@ def sync_units(m: wp.ref[Machine], i: int):
 
 
 @wp.func
+def halt_through_lcd(m: wp.ref[Machine], i: int):
+    """Quiet HALT (``halt_is_quiet``): the slices that end at LCD transitions, fused.
+
+    Each such slice only adds its target to the cycle count and syncs the units; the
+    timer and serial port then just count (no event before their distance), so they
+    are synced once at the end: the same state, since a sync that crosses no event
+    is one jump. Stops at the first slice a timer/serial event or OAM DMA could end,
+    at the first interrupt flag raised, or at the end of the frame.
+    """
+    i32 = m.i32
+    i64 = m.i64
+    cycles = i64[i, CYCLES]
+    while i32[i, FRAME_DONE] == 0:
+        tim_left = i64[i, TIM_TO_IRQ] - (cycles - i64[i, TIM_LAST])
+        ser_left = i64[i, SER_TO_IRQ] - (cycles - i64[i, SER_LAST])
+        t = wp.max(MIN_SLICE, wp.min(i64[i, LCD_TO_IRQ], i64[i, LCD_TO_FRAME]))
+        if t >= tim_left or t >= ser_left or i32[i, DMA_ACTIVE] != 0:
+            break
+        cycles = cycles + t
+        i64[i, CYCLES] = cycles
+        bits = lcd_sync(m, i, cycles)
+        if bits != 0:
+            raise_interrupt(m, i, bits)
+            break
+    raise_interrupt(m, i, serial_sync(m, i, cycles))
+    raise_interrupt(m, i, timer_sync(m, i, cycles))
+
+
+@wp.func
 def run_frame(m: wp.ref[Machine], i: int, stop_pc: int) -> int:
     """One ``PyBoy.tick()`` frame; returns 1 if it stopped at ``stop_pc`` instead."""
     i32 = m.i32
     i32[i, FRAME_DONE] = 0
     while i32[i, FRAME_DONE] == 0 and i32[i, LOCKED] == 0:
-        target = slice_target(m, i)
-        stopped = wp.int32(0)
         if halt_is_quiet(m, i) != 0:
-            m.i64[i, CYCLES] = m.i64[i, CYCLES] + target  # all cpu_tick would do
-        else:
-            stopped = cpu_tick(m, i, target, stop_pc)
+            halt_through_lcd(m, i)
+            if i32[i, FRAME_DONE] == 0 and halt_is_quiet(m, i) != 0:
+                # the slice a timer/serial event or OAM DMA may end: all cpu_tick would do
+                m.i64[i, CYCLES] = m.i64[i, CYCLES] + slice_target(m, i)
+                sync_units(m, i)
+            continue
+        stopped = cpu_tick(m, i, slice_target(m, i), stop_pc)
         sync_units(m, i)
         if stopped != 0:
             return 1
