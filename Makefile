@@ -50,7 +50,7 @@ verify: roms
 	$(VPY) -m gbxcule verify --all
 
 bench: roms
-	$(VPY) -m gbxcule bench
+	$(VPY) -m gbxcule bench --repeats 3
 
 demo: roms
 	$(VPY) -m gbxcule demo

@@ -3,11 +3,22 @@
 Every backend runs the same ROM with the same seeded random actions at the same
 frames_per_step, in the same process run on the same machine, so the ratios
 between them are meaningful even where absolute times are noise. Results are
-appended to a JSONL file (one row per backend × num_envs, with device and
-versions), and a ``summary.md`` table plus PNG plots are written beside it.
+appended to a JSONL file (one row per backend × num_envs × render mode × repeat,
+with device, cores used and versions), and a ``summary.md`` table plus PNG plots are
+written beside it.
+
+Like is compared with like: ``--render off`` runs PyBoy with ``render=False`` and the
+Warp backends without pixels; ``--render pixels`` runs PyBoy rendering each step's
+last frame (``tick(n, True)``) and the Warp backends filling their 72×80 shade buffer
+every step (``render_pixels=True``), which is what an RL policy observes. Ratios are
+taken against PyBoy single in the same render mode. ``--repeats R`` measures every
+configuration R times, interleaved (so a busy spell on a shared machine hits all
+backends alike), and the summary reports the median; "× PyBoy per core" divides by
+the cores a backend ran on (worker threads or processes; GPU rows have none).
 
 Usage: python -m bench.sweep (or gbxcule bench) [--backends warp-cpu,pyboy,pyboy-mp]
-       [--envs 1,8,64] [--rom PATH] [--steps 20] [--out bench/results]
+       [--envs 1,8,64] [--rom PATH] [--steps 20] [--render off,pixels] [--repeats 3]
+       [--out bench/results]
 The default backends add warp-cuda when Warp sees a CUDA device.
 """
 
@@ -17,6 +28,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -35,6 +47,7 @@ DEFAULT_ENVS = {
     "pyboy-mp": [1, 2, 4, 8],
 }
 PYBOY_NAMES = ("pyboy", "pyboy-mp")
+RENDER_MODES = ("off", "pixels")
 
 
 @dataclass
@@ -51,6 +64,9 @@ class SweepRow:
     host: str
     versions: dict
     timestamp: float
+    render: str = "off"  # RENDER_MODES
+    cores: int = 1  # CPU cores the backend ran on (0: a GPU backend)
+    repeat: int = 0
 
 
 def _versions() -> dict:
@@ -101,13 +117,21 @@ def measure(
     seed: int,
     warmup: int = 2,
     mem_layout: str | None = None,
+    render: str = "off",
+    repeat: int = 0,
 ) -> SweepRow:
     """Time ``steps`` steps (after ``warmup``) of seeded random actions on one backend.
 
     ``mem_layout`` (Warp backends only) picks the state layout; the row's backend is then
-    labelled ``backend:layout``.
+    labelled ``backend:layout``. ``render`` is one of ``RENDER_MODES`` (module doc).
     """
-    options = {"mem_layout": mem_layout} if mem_layout and backend.startswith("warp") else {}
+    if render not in RENDER_MODES:
+        raise ValueError(f"render must be one of {RENDER_MODES}, got {render!r}")
+    options: dict = {"mem_layout": mem_layout} if mem_layout and backend.startswith("warp") else {}
+    if backend in PYBOY_NAMES:
+        options["render"] = render == "pixels"
+    else:
+        options["render_pixels"] = render == "pixels"
     env = make_backend(
         backend,
         rom,
@@ -132,11 +156,12 @@ def measure(
         if sync is not None:
             sync()
         seconds = time.perf_counter() - t0
+        cores = _cores_used(backend, env, num_envs)
     finally:
         env.close()
     sps = steps * num_envs / seconds
     return SweepRow(
-        backend=f"{backend}:{mem_layout}" if options else backend,
+        backend=f"{backend}:{mem_layout}" if "mem_layout" in options else backend,
         num_envs=num_envs,
         steps=steps,
         frames_per_step=frames_per_step,
@@ -148,24 +173,81 @@ def measure(
         host=platform.node(),
         versions=_versions(),
         timestamp=time.time(),
+        render=render,
+        cores=cores,
+        repeat=repeat,
     )
 
 
+def _cores_used(backend: str, env, num_envs: int) -> int:
+    if backend == "warp-cuda":
+        return 0
+    if backend == "warp-cpu":
+        return min(env.threads, num_envs)
+    if backend == "pyboy-mp":
+        return env.num_workers
+    return 1
+
+
+@dataclass
+class SummaryRow:
+    """Every repeat of one configuration, summarised by its median."""
+
+    backend: str
+    render: str
+    num_envs: int
+    device: str
+    cores: int
+    sps: list[float]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.sps)
+
+
+def summarise(rows: list[SweepRow]) -> list[SummaryRow]:
+    """One entry per (backend, render, envs), in first-run order."""
+    out: dict[tuple[str, str, int], SummaryRow] = {}
+    for r in rows:
+        key = (r.backend, r.render, r.num_envs)
+        if key not in out:
+            out[key] = SummaryRow(r.backend, r.render, r.num_envs, r.device, r.cores, [])
+        out[key].sps.append(r.sps)
+    return list(out.values())
+
+
+def pyboy_baselines(summary: list[SummaryRow]) -> dict[str, float]:
+    """Median steps/s of PyBoy single with 1 env, per render mode."""
+    return {s.render: s.median for s in summary if s.backend == "pyboy" and s.num_envs == 1}
+
+
 def write_summary(rows: list[SweepRow], out_dir: Path) -> Path:
-    """summary.md: a table of SPS/FPS per backend and envs, with the ratio to PyBoy single."""
-    base = next((r.sps for r in rows if r.backend == "pyboy" and r.num_envs == 1), None)
+    """summary.md: median steps/s per backend, render mode and envs, with the ratios to
+    PyBoy single in the same render mode (whole machine and per core)."""
+    summary = summarise(rows)
+    base = pyboy_baselines(summary)
+    runs = max(len(s.sps) for s in summary)
     lines = [
         "# Benchmark sweep",
         "",
-        f"ROM `{rows[0].rom}`, {rows[0].frames_per_step} frames/step, seeded random actions.",
+        f"ROM `{rows[0].rom}`, {rows[0].frames_per_step} frames/step, seeded random actions, "
+        f"{rows[0].steps} timed steps per run, median of {runs} interleaved run(s). "
+        "Render `off`: no pixels anywhere; `pixels`: PyBoy renders each step's last frame, "
+        "Warp fills its 72×80 shades.",
         "",
-        "| backend | envs | device | steps/s | frames/s | × PyBoy single |",
-        "|---|---:|---|---:|---:|---:|",
+        "| backend | render | envs | device | cores | steps/s | frames/s | spread | "
+        "× PyBoy single | × PyBoy per core |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in rows:
-        ratio = f"{r.sps / base:.2f}" if base else "n/a"
+    for s in summary:
+        b = base.get(s.render)
+        ratio = f"{s.median / b:.2f}" if b else "n/a"
+        per_core = f"{s.median / b / s.cores:.2f}" if b and s.cores else "n/a"
+        spread = f"{min(s.sps):,.0f}–{max(s.sps):,.0f}" if len(s.sps) > 1 else "-"
+        fps = s.median * rows[0].frames_per_step
         lines.append(
-            f"| {r.backend} | {r.num_envs} | {r.device} | {r.sps:,.1f} | {r.fps:,.0f} | {ratio} |"
+            f"| {s.backend} | {s.render} | {s.num_envs} | {s.device} | {s.cores} | "
+            f"{s.median:,.1f} | {fps:,.0f} | {spread} | {ratio} | {per_core} |"
         )
     path = out_dir / "summary.md"
     path.write_text("\n".join(lines) + "\n")
@@ -173,30 +255,40 @@ def write_summary(rows: list[SweepRow], out_dir: Path) -> Path:
 
 
 def write_plots(rows: list[SweepRow], out_dir: Path) -> list[Path]:
-    """sps_vs_envs.png and speedup_vs_pyboy.png (log-log)."""
+    """sps_vs_envs.png and speedup_vs_pyboy.png (log-log, medians, one line per backend and
+    render mode)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    summary = summarise(rows)
+    base = pyboy_baselines(summary)
     paths = []
-    base = next((r.sps for r in rows if r.backend == "pyboy" and r.num_envs == 1), None)
-    for name, ylabel, value in (
-        ("sps_vs_envs.png", "env-steps / s", lambda r: r.sps),
-        ("speedup_vs_pyboy.png", "× PyBoy single", lambda r: r.sps / base if base else None),
+    for name, ylabel, speedup in (
+        ("sps_vs_envs.png", "env-steps / s", False),
+        ("speedup_vs_pyboy.png", "× PyBoy single (same render mode)", True),
     ):
-        if value(rows[0]) is None:
-            continue
         fig, ax = plt.subplots(figsize=(6, 4))
-        for backend in dict.fromkeys(r.backend for r in rows):
-            pts = [(r.num_envs, value(r)) for r in rows if r.backend == backend]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=backend)
+        drawn = False
+        for key in dict.fromkeys((s.backend, s.render) for s in summary):
+            pts = [
+                (s.num_envs, s.median / base[s.render] if speedup else s.median)
+                for s in summary
+                if (s.backend, s.render) == key and (not speedup or s.render in base)
+            ]
+            if pts:
+                ax.plot(*zip(*pts), marker="o", label=f"{key[0]} ({key[1]})")
+                drawn = True
+        if not drawn:
+            plt.close(fig)
+            continue
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("num_envs")
         ax.set_ylabel(ylabel)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize=7)
         fig.tight_layout()
         path = out_dir / name
         fig.savefig(path, dpi=100)
@@ -214,14 +306,32 @@ def run_sweep(
     seed: int,
     out_dir: Path,
     mem_layout: str | None = None,
+    renders: tuple[str, ...] = ("off",),
+    repeats: int = 1,
 ) -> list[SweepRow]:
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    for render in renders:
+        if render not in RENDER_MODES:
+            raise ValueError(f"render must be one of {RENDER_MODES}, got {render!r}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    jobs = [(b, n) for b in backends for n in envs[b]]
+    configs = [(b, r, n) for r in renders for b in backends for n in envs[b]]
+    jobs = [(k, c) for k in range(repeats) for c in configs]
     rows: list[SweepRow] = []
     with (out_dir / "results.jsonl").open("a") as fh:
-        for k, (backend, n) in enumerate(jobs):
-            _progress(k, len(jobs), f"{backend} × {n}")
-            row = measure(backend, rom, n, steps, frames_per_step, seed, mem_layout=mem_layout)
+        for j, (repeat, (backend, render, n)) in enumerate(jobs):
+            _progress(j, len(jobs), f"{backend} × {n} render={render} #{repeat + 1}")
+            row = measure(
+                backend,
+                rom,
+                n,
+                steps,
+                frames_per_step,
+                seed,
+                mem_layout=mem_layout,
+                render=render,
+                repeat=repeat,
+            )
             fh.write(json.dumps(asdict(row)) + "\n")
             fh.flush()
             rows.append(row)
@@ -260,6 +370,12 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
         default=None,
         help="Warp backends' state layout (default: the backend's own)",
     )
+    ap.add_argument(
+        "--render",
+        default="off,pixels",
+        help="comma list of render modes: off (no pixels) and/or pixels (module doc)",
+    )
+    ap.add_argument("--repeats", type=int, default=1, help="interleaved runs per configuration")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -283,6 +399,8 @@ def run(args: argparse.Namespace) -> int:
         args.seed,
         args.out,
         mem_layout=args.mem_layout,
+        renders=tuple(r for r in args.render.split(",") if r),
+        repeats=args.repeats,
     )
     print((args.out / "summary.md").read_text())
     print(f"{len(rows)} rows appended to {args.out / 'results.jsonl'}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import fields
 from importlib import metadata
 
@@ -53,10 +54,11 @@ def test_sweep_writes_rows_summary_and_plots(tmp_path, rom):
         assert row["versions"]["numpy"] == metadata.version("numpy")
 
     summary = (out / "summary.md").read_text()
-    assert "| backend | envs | device | steps/s | frames/s | × PyBoy single |" in summary
+    assert "| backend | render | envs | device | cores | steps/s |" in summary
     table = [line for line in summary.splitlines() if line.startswith("| warp-cpu")]
     assert len(table) == 2
-    assert "| pyboy | 1 |" in summary and "| 1.00 |" in summary  # pyboy single vs itself
+    assert "| pyboy | off | 1 |" in summary and "| 1.00 | 1.00 |" in summary  # vs itself
+    assert [r.cores for r in rows] == [1, 1, min(2, os.cpu_count() or 1)]
     for name in ("sps_vs_envs.png", "speedup_vs_pyboy.png"):
         assert (out / name).stat().st_size > 1000
 
@@ -70,7 +72,7 @@ def test_gbxcule_bench_passes_the_sweep_options(tmp_path, rom, capsys):
     args = ["bench", "--backends", "pyboy", "--envs", "1", "--steps", "2", "--rom", str(rom)]
     assert main(args + ["--frames-per-step", str(FRAMES_PER_STEP), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "| pyboy | 1 |" in printed and "1 rows appended" in printed
+    assert "| pyboy | off | 1 |" in printed and "1 rows appended" in printed
     assert len(_rows(out / "results.jsonl")) == 1
 
 
@@ -105,3 +107,50 @@ def test_sweep_mem_layout_reaches_warp_backends_only(tmp_path, rom, monkeypatch)
     )
     assert made == [("pyboy", None), ("warp-cpu", "interleaved")]
     assert [r.backend for r in rows] == ["pyboy", "warp-cpu:interleaved"]
+
+
+def test_sweep_repeats_interleave_and_render_modes_match_like_with_like(tmp_path, rom, monkeypatch):
+    made = []
+    real = sweep.make_backend
+
+    def spy(name, path, **kwargs):
+        made.append((name, kwargs.get("render"), kwargs.get("render_pixels")))
+        return real(name, path, **kwargs)
+
+    monkeypatch.setattr(sweep, "make_backend", spy)
+    out = tmp_path / "repeats"
+    envs = {"pyboy": [1], "warp-cpu": [1]}
+    rows = sweep.run_sweep(
+        ["pyboy", "warp-cpu"],
+        str(rom),
+        envs,
+        2,
+        FRAMES_PER_STEP,
+        0,
+        out,
+        renders=("off", "pixels"),
+        repeats=2,
+    )
+    # every configuration once per round, rounds one after the other
+    order = [("pyboy", False, None), ("warp-cpu", None, False)]
+    order += [("pyboy", True, None), ("warp-cpu", None, True)]
+    assert made == order * 2
+    assert [(r.backend, r.render, r.repeat) for r in rows][:4] == [
+        ("pyboy", "off", 0),
+        ("warp-cpu", "off", 0),
+        ("pyboy", "pixels", 0),
+        ("warp-cpu", "pixels", 0),
+    ]
+    summary = sweep.summarise(rows)
+    assert len(summary) == 4 and all(len(s.sps) == 2 for s in summary)
+    base = sweep.pyboy_baselines(summary)
+    assert set(base) == {"off", "pixels"}
+    for s in summary:
+        assert s.median == pytest.approx(sum(s.sps) / 2)
+    text = (out / "summary.md").read_text()
+    assert "median of 2 interleaved run(s)" in text
+    assert text.count("| 1.00 | 1.00 |") == 2  # each PyBoy row against its own mode
+    with pytest.raises(ValueError, match="render"):
+        sweep.run_sweep(["pyboy"], str(rom), envs, 2, FRAMES_PER_STEP, 0, out, renders=("rgb",))
+    with pytest.raises(ValueError, match="repeats"):
+        sweep.run_sweep(["pyboy"], str(rom), envs, 2, FRAMES_PER_STEP, 0, out, repeats=0)
