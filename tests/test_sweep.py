@@ -72,8 +72,9 @@ def test_gbxcule_bench_passes_the_sweep_options(tmp_path, rom, capsys):
     args = ["bench", "--backends", "pyboy", "--envs", "1", "--steps", "2", "--rom", str(rom)]
     assert main(args + ["--frames-per-step", str(FRAMES_PER_STEP), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "| pyboy | off | 1 |" in printed and "1 rows appended" in printed
-    assert len(_rows(out / "results.jsonl")) == 1
+    assert "| pyboy | off | 1 |" in printed and "| pyboy | pixels | 1 |" in printed
+    assert "2 rows appended" in printed  # both render modes by default
+    assert [r["render"] for r in _rows(out / "results.jsonl")] == ["off", "pixels"]
 
 
 def test_gbxcule_bench_refuses_unknown_backends(tmp_path, rom, capsys):
