@@ -645,6 +645,69 @@ Rst0:
     ret
 """
 
+# OAM DMA from VRAM while the CPU runs from HRAM: every fetch there catches the DMA up,
+# operand bytes with PyBoy's 4-cycle access offset, under which a VRAM source byte moved
+# in mode 3 reads $FF. OAM is logged to WRAM after each copy.
+DMA_VRAM_HRAM = """
+SECTION "main", ROM0[$0150]
+Main:
+    ld hl, $8000
+    ld b, $A0
+    ld a, 1
+.fill:
+    ld [hl+], a
+    add a, 3
+    dec b
+    jr nz, .fill
+    ld hl, Routine
+    ld de, $FFB0
+    ld b, RoutineEnd - Routine
+.copy:
+    ld a, [hl+]
+    ld [de], a
+    inc de
+    dec b
+    jr nz, .copy
+    ld c, 1
+    ld de, $C000
+.loop:
+    ld a, c
+    and $3F
+    inc a
+.delay:
+    dec a
+    jr nz, .delay
+    call $FFB0
+    ld hl, $FE00
+    ld b, $A0
+.snap:
+    ld a, [hl+]
+    ld [de], a
+    inc de
+    dec b
+    jr nz, .snap
+    ld a, d
+    cp $E0
+    jr c, .next
+    ld d, $C0
+.next:
+    inc c
+    jr .loop
+Routine:
+    ld a, $80
+    ldh [$46], a
+    ld a, 60
+.w:
+    ld b, 1
+    dec a
+    jr nz, .w
+    ret
+RoutineEnd:
+Hook:
+Rst0:
+    ret
+"""
+
 PROGRAMS: dict[str, tuple[str, int]] = {
     "timer_halt": (TIMER_HALT, 150),
     "timer_busy": (TIMER_BUSY, 60),
@@ -657,6 +720,7 @@ PROGRAMS: dict[str, tuple[str, int]] = {
     "vram_lock": (VRAM_LOCK, 30),
     "mode3_sprites": (MODE3_SPRITES, 40),
     "halt_events": (HALT_EVENTS, 30),
+    "dma_vram_hram": (DMA_VRAM_HRAM, 30),
 }
 
 

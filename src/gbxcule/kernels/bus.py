@@ -15,7 +15,7 @@ import warp as wp
 from gbxcule.core.memory_layout import HRAM_OFF, IE_OFF, UNUSABLE_OFF
 from gbxcule.kernels.io import dma_catch_up, io_read, io_write, oam_read, oam_write
 from gbxcule.kernels.memmap import mem_read, mem_write
-from gbxcule.kernels.state import ACCESS_OFFSET, BOOT_ON, Machine
+from gbxcule.kernels.state import ACCESS_OFFSET, BOOT_ON, DMA_ACTIVE, Machine
 
 wp.set_module_options({"enable_backward": False})
 
@@ -82,6 +82,20 @@ def bus_read_at(m: wp.ref[Machine], i: int, addr: int, offset: int) -> int:
     if offset != 0:
         i32[i, ACCESS_OFFSET] = 0
     return v
+
+
+@wp.func
+def hram_read_at(m: wp.ref[Machine], i: int, addr: int, offset: int) -> int:
+    """``bus_read_at`` for 0xFF80-0xFFFE without the dispatch (code running in HRAM, e.g.
+    an OAM DMA wait loop): the DMA catch-up every 0xFF00-0xFFFF access makes, then the byte."""
+    i32 = m.i32
+    if i32[i, DMA_ACTIVE] != 0:
+        if offset != 0:
+            i32[i, ACCESS_OFFSET] = offset
+        dma_catch_up(m, i)
+        if offset != 0:
+            i32[i, ACCESS_OFFSET] = 0
+    return int(m.mem[i, HRAM_BASE + addr - 0xFF80])
 
 
 @wp.func

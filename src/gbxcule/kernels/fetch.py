@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.bus import bus_read_at
+from gbxcule.kernels.bus import bus_read_at, hram_read_at
 from gbxcule.kernels.mbc import rom_read
 from gbxcule.kernels.state import BOOT_ON, ROM_BANK, ROM_BANK_LOW, Machine
 
@@ -90,7 +90,12 @@ def fetch(m: wp.ref[Machine], i: int, pc: int) -> int:
     count = wp.int32(1)
     k = wp.int32(0)
     while k < count:
-        v = bus_read_at(m, i, (pc + k) & 0xFFFF, 4 * k)
+        addr = (pc + k) & 0xFFFF
+        v = wp.int32(0)
+        if addr >= 0xFF80 and addr < 0xFFFF:
+            v = hram_read_at(m, i, addr, 4 * k)
+        else:
+            v = bus_read_at(m, i, addr, 4 * k)
         out = out | (v << (8 * k))
         if k == 0:
             count = opcode_length(v)
