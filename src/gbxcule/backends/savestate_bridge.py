@@ -89,6 +89,7 @@ UNSAVED_FIELDS = frozenset(
         "oam_lines0",
         "oam_lines1",
         "oam_lines2",
+        "oam_scan_end",
     }
 )
 # IO registers whose value lives in a unit (timer, serial, LCD, IF): PyBoy's raw io bytes

@@ -70,6 +70,7 @@ from gbxcule.kernels.state import (
     OAM_LINES1,
     OAM_LINES2,
     OAM_LINES_OK,
+    OAM_SCAN_END,
     WIN_ACTIVE,
     WIN_LINE,
     Machine,
@@ -213,15 +214,17 @@ def lcdc_write(m: wp.ref[Machine], i: int, value: int) -> int:
 
 @wp.func
 def oam_lines_build(m: wp.ref[Machine], i: int):
-    """Summarise OAM's Y bytes in ``oam_lines0..2`` (see kernels/state.py)."""
+    """Summarise OAM's Y bytes in ``oam_lines0..2`` and ``oam_scan_end`` (kernels/state.py)."""
     mem = m.mem
     tall = wp.uint64(0xFFFF)  # 16 lines: covers both object heights
     w0 = wp.uint64(0)
     w1 = wp.uint64(0)
     w2 = wp.uint64(0)
+    end = wp.int32(0)
     for k in range(40):
         y = int(mem[i, OAM_BASE + 4 * k])  # the object covers p = LY + 16 in y .. y + 15
         if y > 0 and y < SCREEN_H + 16:
+            end = k + 1
             shift = y & 63
             low = tall << wp.uint64(shift)
             high = wp.uint64(0)
@@ -239,6 +242,7 @@ def oam_lines_build(m: wp.ref[Machine], i: int):
     i64[i, OAM_LINES0] = wp.int64(w0)
     i64[i, OAM_LINES1] = wp.int64(w1)
     i64[i, OAM_LINES2] = wp.int64(w2)
+    m.i32[i, OAM_SCAN_END] = end
     m.i32[i, OAM_LINES_OK] = 1
 
 
@@ -285,7 +289,7 @@ def sprite_penalty(m: wp.ref[Machine], i: int, ly: int) -> int:
     seen2 = wp.uint64(0)
     one = wp.uint64(1)
     zero = wp.uint64(0)
-    for k in range(40):
+    for k in range(m.i32[i, OAM_SCAN_END]):  # the entries after it are all off screen
         if count < 10:
             y = int(mem[i, OAM_BASE + 4 * k]) - 16
             if y <= ly and ly < y + height:

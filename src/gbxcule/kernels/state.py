@@ -86,7 +86,8 @@ I32_FIELDS = (
     "joy_dir",  # directional nibble, 0 = pressed
     "joy_std",  # standard nibble, 0 = pressed
     # ---- derived caches (0 = stale; rebuilt from the state they summarise) -------
-    "oam_lines_ok",  # 1 while oam_lines0..2 describe OAM (every OAM write clears it)
+    "oam_lines_ok",  # 1 while oam_lines0..2 and oam_scan_end describe OAM (OAM writes clear it)
+    "oam_scan_end",  # 1 + the last OAM entry whose Y byte can put it on screen (0: none)
 )
 
 # Per-env int64 scalars (cycle counts and distances), in column order of ``Machine.i64``.
@@ -163,6 +164,7 @@ DMA_INDEX = _col(I32_FIELDS, "dma_index")
 JOY_DIR = _col(I32_FIELDS, "joy_dir")
 JOY_STD = _col(I32_FIELDS, "joy_std")
 OAM_LINES_OK = _col(I32_FIELDS, "oam_lines_ok")
+OAM_SCAN_END = _col(I32_FIELDS, "oam_scan_end")
 
 # ---- columns of m.i64 ---------------------------------------------------------
 CYCLES = _col(I64_FIELDS, "cycles")
