@@ -86,7 +86,7 @@ def tile_colour(lo: int, hi: int, col: int) -> int:
 
 
 @wp.func
-def map_colour(
+def map_tile_row(
     video: wp.array2d(dtype=wp.uint8),
     env: int,
     vram: int,
@@ -95,12 +95,12 @@ def map_colour(
     mx: int,
     my: int,
 ) -> int:
-    """Colour index at pixel (mx, my) of a 256x256 tile map (BG or window)."""
+    """Low | high << 8 of the tile row under pixel (mx, my) of a 256x256 tile map."""
     tile = int(video[env, vram + map_base + ((my >> 3) & 31) * 32 + ((mx >> 3) & 31)])
     if (lcdc & 0x10) == 0:
         tile = (tile ^ 0x80) + 128  # signed index from 0x9000 -> tiles 128..383
     row = vram + tile * 16 + (my & 7) * 2
-    return tile_colour(int(video[env, row]), int(video[env, row + 1]), mx & 7)
+    return int(video[env, row]) | (int(video[env, row + 1]) << 8)
 
 
 @wp.struct
@@ -202,22 +202,38 @@ def sprite_pixel(
 
 
 @wp.func
-def pixel_shade(
-    video: wp.array2d(dtype=wp.uint8),
-    env: int,
-    vram: int,
-    x: int,
-    r: LineRegs,
-    lefts: SpriteList,
-    patterns: SpriteList,
-    count: int,
-) -> int:
-    """Final shade 0..3 of pixel x of a line that is not blank."""
-    colour = wp.int32(-1)
+def bg_colour(
+    video: wp.array2d(dtype=wp.uint8), env: int, vram: int, x: int, r: LineRegs, key: int, row: int
+):
+    """(colour index 0..3 of the BG or window at x, or -1 where neither is drawn; key; row).
+
+    ``key``/``row`` carry the last tile row read along a line (key -1: none yet): the
+    pixels of one tile share it, so a line reads each tile once. The key names the
+    tile column and the layer; the map row is the same for the whole line.
+    """
+    map_base = r.bg_map
+    mx = (x + r.scx) & 255
+    my = r.bg_y
+    layer = 0
     if x >= r.win_x:
-        colour = map_colour(video, env, vram, r.lcdc, r.win_map, x - r.win_x, r.win_y)
-    elif r.bg_on != 0:
-        colour = map_colour(video, env, vram, r.lcdc, r.bg_map, (x + r.scx) & 255, r.bg_y)
+        map_base = r.win_map
+        mx = x - r.win_x
+        my = r.win_y
+        layer = 32
+    elif r.bg_on == 0:
+        return -1, key, row
+    tile_key = layer + ((mx >> 3) & 31)
+    if tile_key != key:
+        row = map_tile_row(video, env, vram, r.lcdc, map_base, mx, my)
+    return tile_colour(row & 0xFF, row >> 8, mx & 7), tile_key, row
+
+
+@wp.func
+def pixel_shade(
+    x: int, colour: int, r: LineRegs, lefts: SpriteList, patterns: SpriteList, count: int
+) -> int:
+    """Final shade 0..3 of pixel x of a line that is not blank, whose BG/window colour
+    index there is ``colour`` (``bg_colour``)."""
     shade = r.bgp & 3  # BG off: colour 0 through BGP, opaque for sprite priority
     if colour >= 0:
         shade = (r.bgp >> (2 * colour)) & 3
@@ -250,8 +266,11 @@ def render_full_kernel(
         return
     regs = line_regs(line_latch, env, ly)
     lefts, patterns, count = line_sprites(video, env, vram, oam, ly, lcdc)
+    key = wp.int32(-1)
+    row = wp.int32(0)
     for x in range(SCREEN_W):
-        out[j, ly, x] = wp.uint8(pixel_shade(video, env, vram, x, regs, lefts, patterns, count))
+        colour, key, row = bg_colour(video, env, vram, x, regs, key, row)
+        out[j, ly, x] = wp.uint8(pixel_shade(x, colour, regs, lefts, patterns, count))
 
 
 @wp.kernel
@@ -276,10 +295,13 @@ def render_shades_kernel(
     regs = line_regs(line_latch, env, ly)
     lefts, patterns, count = line_sprites(video, env, vram, oam, ly, lcdc)
     byte = wp.int32(0)
+    key = wp.int32(-1)
+    row = wp.int32(0)
     for ox in range(DOWN_W):
         shade = blank_shade
         if not blank:
-            shade = pixel_shade(video, env, vram, ox * 2, regs, lefts, patterns, count)
+            colour, key, row = bg_colour(video, env, vram, ox * 2, regs, key, row)
+            shade = pixel_shade(ox * 2, colour, regs, lefts, patterns, count)
         if shades:
             shades[env, oy, ox] = wp.uint8(shade)
         byte = byte | (shade << (2 * (ox & 3)))
