@@ -248,3 +248,21 @@ def test_missing_symbol_file(tmp_path):
     with WarpVecCpuBackend(path, num_envs=1, threads=1, sym_path=tmp_path / "x.sym", **PACE) as b:
         with pytest.raises(FileNotFoundError, match="x.sym"):
             b.symbol("wPlayerX")
+
+
+def test_recorded_step_launches_follow_a_changed_pacing(demo):
+    """step() replays recorded launches; changing frames_per_step afterwards must still
+    run that many frames (the launches are recorded again)."""
+    w = WarpVecCpuBackend(demo, num_envs=1, threads=1, frames_per_step=2, release_after_frames=1)
+    frame = 70224
+    for _ in range(10):  # past the boot's partial frame and the game's LCD-off set-up
+        w.step(np.zeros(1, dtype=np.int64))
+    c0 = w.get_cpu_state(0)["cycles"]
+    w.step(np.zeros(1, dtype=np.int64))
+    c1 = w.get_cpu_state(0)["cycles"]
+    w.frames_per_step = 4
+    w.step(np.zeros(1, dtype=np.int64))
+    c2 = w.get_cpu_state(0)["cycles"]
+    assert abs((c1 - c0) - 2 * frame) < 100
+    assert abs((c2 - c1) - 4 * frame) < 100
+    w.close()

@@ -151,6 +151,8 @@ class DeviceErrorLog:
         self._mirror = (
             wp.zeros(2, dtype=wp.int32, device="cpu", pinned=True) if self.device.is_cuda else None
         )
+        # where the host reads the count: a zero-copy view (CPU memory either way)
+        self._host = (self._mirror if self._mirror is not None else self.errors).numpy()
         self._reported = 0
 
     def after_launch(self) -> None:
@@ -160,13 +162,11 @@ class DeviceErrorLog:
 
     def raise_new(self, *, wait: bool) -> None:
         """Raise ``exc_type`` if kernels found bad values since the last report."""
-        if self._mirror is None:
-            count, env = (int(v) for v in self.errors.numpy())
-        elif wait:
+        if self._mirror is not None and wait:
             wp.synchronize_device(self.device)
             count, env = (int(v) for v in self.errors.numpy())
         else:
-            count, env = (int(v) for v in self._mirror.numpy())
+            count, env = int(self._host[0]), int(self._host[1])
         if count > self._reported:
             new = count - self._reported
             self._reported = count
@@ -198,7 +198,11 @@ class ActionInput:
             if isinstance(actions, torch.Tensor):
                 actions = actions.detach().numpy()
             acts = validate_actions(actions, self.num_envs, self.codec)
-            masks.assign(self.codec.to_masks(acts).astype(np.int32))
+            host = self.codec.to_masks(acts).astype(np.int32)
+            if self.device.is_cpu:
+                masks.numpy()[:] = host  # a view of the buffer itself: no temporary array
+            else:
+                masks.assign(host)
             return
         _check_device(actions, self.device, "actions", ActionDeviceError)
         if _dtype_kind(actions) != "int":

@@ -70,12 +70,42 @@ class EnvSlices:
         for fut in futures:
             fut.result()
 
+    def record(
+        self, kernel: Any, args: Sequence[Any], *, device: Any, dim_tail: tuple[int, ...] = ()
+    ) -> list[Any]:
+        """The launches :meth:`launch` would make, recorded (``wp.launch(record_cmd=True)``)
+        for :meth:`replay`: for a launch repeated with the same arguments every step, it
+        skips Warp's argument packing (~20 us a launch on the CPU)."""
+        return [
+            self._launch_one(kernel, args, k, device, dim_tail, record=True)
+            for k in range(len(self.ranges))
+        ]
+
+    def replay(self, recorded: Sequence[Any]) -> None:
+        """Run launches from :meth:`record` on their slices' threads; returns when all have."""
+        if not self.ranges:
+            raise RuntimeError("the backend is closed: build a new one to run envs again")
+        if self._pool is None:
+            for cmd in recorded:
+                cmd.launch()
+            return
+        for fut in [self._pool.submit(cmd.launch) for cmd in recorded]:
+            fut.result()
+
     def _launch_one(
-        self, kernel: Any, args: Sequence[Any], k: int, device: Any, dim_tail: tuple[int, ...]
-    ) -> None:
+        self,
+        kernel: Any,
+        args: Sequence[Any],
+        k: int,
+        device: Any,
+        dim_tail: tuple[int, ...],
+        record: bool = False,
+    ) -> Any:
         lo, hi = self.ranges[k]
         inputs = [self._part(arg, k, lo, hi) for arg in args]
-        wp.launch(kernel, dim=(hi - lo, *dim_tail), inputs=inputs, device=device)
+        return wp.launch(
+            kernel, dim=(hi - lo, *dim_tail), inputs=inputs, device=device, record_cmd=record
+        )
 
     def _part(self, arg: Any, k: int, lo: int, hi: int) -> Any:
         if isinstance(arg, PerSlice):

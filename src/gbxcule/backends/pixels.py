@@ -77,6 +77,7 @@ class PixelBuffers:
         self._shades_torch = wp.to_torch(self._shades) if self._shades is not None else None
         self._packed_torch = wp.to_torch(self._packed) if self._packed is not None else None
         self._streams: dict[int, wp.Stream] = {}
+        self._recorded_step: tuple[wp.array, wp.array, list] | None = None
 
     def _alloc(self, width: int) -> wp.array:
         return wp.zeros((self.num_envs, px.DOWN_H, width), dtype=wp.uint8, device=self.device)
@@ -117,7 +118,18 @@ class PixelBuffers:
         """Fill the enabled owned buffers from the step's latches (no-op if none enabled)."""
         if self._shades is None and self._packed is None:
             return
-        self._render_shades(video, line_latch, self._shades, self._packed, stream)
+        if self.device.is_cuda:
+            self._render_shades(video, line_latch, self._shades, self._packed, stream)
+            return
+        # On the CPU the same launches repeat every step: recorded once per source pair.
+        rec = self._recorded_step
+        if rec is None or rec[0] is not video or rec[1] is not line_latch:
+            args = self._cpu_render_args(video, line_latch, self._shades, self._packed)
+            launches = self._slices.record(
+                render.render_shades_kernel, args, device=self.device, dim_tail=(px.DOWN_H,)
+            )
+            rec = self._recorded_step = (video, line_latch, launches)
+        self._slices.replay(rec[2])
 
     def render_pixels_snapshot_to_torch(
         self,
@@ -167,13 +179,13 @@ class PixelBuffers:
     # ---- internals ------------------------------------------------------------------
 
     def _render_shades(self, video, line_latch, shades, packed, stream) -> None:
-        offsets = self._check_inputs(video, line_latch)
         if not self.device.is_cuda:  # one launch per env slice, on the step's worker threads
-            per_env = [PerEnv(video), *offsets, PerEnv(line_latch), PerEnv(shades), PerEnv(packed)]
+            args = self._cpu_render_args(video, line_latch, shades, packed)
             self._slices.launch(
-                render.render_shades_kernel, per_env, device=self.device, dim_tail=(px.DOWN_H,)
+                render.render_shades_kernel, args, device=self.device, dim_tail=(px.DOWN_H,)
             )
             return
+        offsets = self._check_inputs(video, line_latch)
         dim = (self.num_envs, px.DOWN_H)
         inputs = [video, *offsets, line_latch, shades, packed]
         target = stream if stream is not None else self._torch_stream()
@@ -184,6 +196,10 @@ class PixelBuffers:
         if target.cuda_stream != own.cuda_stream:
             own.wait_stream(target)  # the next step must not overwrite what this reads
         # GPU-side events only: the host never waits here.
+
+    def _cpu_render_args(self, video, line_latch, shades, packed) -> list:
+        offsets = self._check_inputs(video, line_latch)
+        return [PerEnv(video), *offsets, PerEnv(line_latch), PerEnv(shades), PerEnv(packed)]
 
     def _torch_stream(self) -> wp.Stream:
         """The current Torch stream of the buffers' CUDA device, as a (cached) Warp stream."""

@@ -118,6 +118,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
             slices=self._slices,
         )
         self._buttons = wp.zeros(num_envs, dtype=wp.int32, device=device)
+        self._recorded_step: tuple[tuple[int, int], list[Any]] | None = None
         self._init_training_api(state_path=state_path, sym_path=sym_path)  # training_api.py
         self.reset()
 
@@ -129,6 +130,28 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
     def _launch_all(self, kernel: Any, *args: Any) -> None:
         """Launch a Machine-first kernel over every env slice (``PerEnv`` args cut per slice)."""
         self._slices.launch(kernel, [self._machine_parts, *args], device=self.device)
+
+    def _step_launches(self) -> list[Any]:
+        """``step()``'s launches, recorded once: their arguments do not change from step to
+        step (the buttons buffer is refilled in place); recorded again if the pacing is."""
+        pacing = (self.frames_per_step, self.release_after_frames)
+        if self._recorded_step is None or self._recorded_step[0] != pacing:
+            from gbxcule.kernels.step import step_kernel
+
+            launches = self._slices.record(
+                step_kernel,
+                [
+                    self._machine_parts,
+                    PerEnv(self._buttons),
+                    self.frames_per_step,
+                    self.release_after_frames,
+                    1,  # latch the last frame's lines, as PyBoy renders the last tick
+                    -1,
+                ],
+                device=self.device,
+            )
+            self._recorded_step = (pacing, launches)
+        return self._recorded_step[1]
 
     # ---- protocol -------------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
@@ -158,17 +181,8 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
     def step(self, actions: Any) -> None:
         """``frames_per_step`` frames per env; the action's buttons are held for the first
         ``release_after_frames`` of them (PyBoy's ``button(name, delay)``)."""
-        from gbxcule.kernels.step import step_kernel
-
         self._load_actions(actions)  # NumPy or Torch, host- or device-checked (training_api.py)
-        self._launch_all(
-            step_kernel,
-            PerEnv(self._buttons),
-            self.frames_per_step,
-            self.release_after_frames,
-            1,  # latch the last frame's lines, as PyBoy renders the last tick (frame_shades)
-            -1,
-        )
+        self._slices.replay(self._step_launches())
         self.render_pixels_after_step()  # backends/pixels.py
 
     def get_cpu_state(self, env: int) -> dict[str, int]:
