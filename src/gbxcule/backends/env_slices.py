@@ -1,10 +1,11 @@
 """Env slices: the envs cut into contiguous ranges, and one kernel launch per range.
 
-A CPU backend splits its N envs into one slice per worker thread and launches each
-slice's kernel from its own thread (Warp's CPU launches run on the calling thread and
-release the GIL); with one slice the launch runs on the calling thread. The step
-kernels and the pixel renders both launch through :meth:`EnvSlices.launch`, so they
-split the envs the same way on the same threads.
+A CPU backend splits its N envs into one slice per thread and launches each slice's
+kernel from its own thread (Warp's CPU launches run on the calling thread and release
+the GIL): slice 0 on the calling thread, which would otherwise only wait, the others
+on a pool of worker threads. The step kernels and the pixel renders both launch
+through :class:`EnvSlices` (:meth:`~EnvSlices.launch`, or recorded launches replayed
+by :meth:`~EnvSlices.replay`), so they split the envs the same way on the same threads.
 
 A kernel launched this way sees slice-local env indices: every argument indexed by
 env is passed as :class:`PerEnv` (cut to the slice's rows) or :class:`PerSlice` (one
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import warp as wp
@@ -38,7 +40,7 @@ class PerSlice:
 
 class EnvSlices:
     """Envs ``[0, num_envs)`` in ``parts`` contiguous slices of near-equal size, with a
-    worker pool of one thread per slice when there is more than one."""
+    worker pool for every slice but the first when there is more than one."""
 
     def __init__(self, num_envs: int, parts: int = 1) -> None:
         if num_envs < 1:
@@ -49,7 +51,7 @@ class EnvSlices:
         self.ranges: list[tuple[int, int]] = list(zip(bounds[:-1], bounds[1:]))
         self._pool: ThreadPoolExecutor | None = None
         if parts > 1:
-            self._pool = ThreadPoolExecutor(max_workers=parts, thread_name_prefix="warp-cpu")
+            self._pool = ThreadPoolExecutor(max_workers=parts - 1, thread_name_prefix="warp-cpu")
 
     def launch(
         self, kernel: Any, args: Sequence[Any], *, device: Any, dim_tail: tuple[int, ...] = ()
@@ -63,12 +65,12 @@ class EnvSlices:
             for k in range(len(self.ranges)):
                 self._launch_one(kernel, args, k, device, dim_tail)
             return
-        futures = [
-            self._pool.submit(self._launch_one, kernel, args, k, device, dim_tail)
-            for k in range(len(self.ranges))
-        ]
-        for fut in futures:
-            fut.result()
+        self._run_split(
+            [
+                partial(self._launch_one, kernel, args, k, device, dim_tail)
+                for k in range(len(self.ranges))
+            ]
+        )
 
     def record(
         self, kernel: Any, args: Sequence[Any], *, device: Any, dim_tail: tuple[int, ...] = ()
@@ -89,8 +91,18 @@ class EnvSlices:
             for cmd in recorded:
                 cmd.launch()
             return
-        for fut in [self._pool.submit(cmd.launch) for cmd in recorded]:
-            fut.result()
+        self._run_split([cmd.launch for cmd in recorded])
+
+    def _run_split(self, jobs: Sequence[Any]) -> None:
+        """Job 0 on the calling thread (it would only wait), the others on the workers."""
+        pool = self._pool
+        assert pool is not None
+        futures = [pool.submit(job) for job in jobs[1:]]
+        try:
+            jobs[0]()
+        finally:
+            for fut in futures:
+                fut.result()
 
     def _launch_one(
         self,
