@@ -93,6 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS_DIR)
     ap.add_argument("--label", default="", help="what this run measures (kept in its rows)")
     args = ap.parse_args(argv)
+    if args.device == "cuda":
+        from gbxcule.rollout import cuda_available
+
+        if not cuda_available():
+            ap.error("--device cuda needs a CUDA device visible to Warp; this machine has none")
     run(args.device, [int(x) for x in args.envs.split(",")], args.iters, args.out, args.label)
     print((args.out / "summary.md").read_text())
     return 0

@@ -384,6 +384,11 @@ def run(args: argparse.Namespace) -> int:
     unknown = [b for b in backends if b not in backend_names()]
     if unknown:
         raise ValueError(f"unknown backends {unknown}; known: {backend_names()}")
+    if "warp-cuda" in backends:
+        from gbxcule.rollout import cuda_available
+
+        if not cuda_available():
+            raise ValueError("warp-cuda needs a CUDA device visible to Warp; this machine has none")
     if args.envs:
         counts = [int(x) for x in args.envs.split(",")]
         envs = {b: counts for b in backends}

@@ -1,4 +1,4 @@
-"""bench/sweep.py on a tiny config: JSONL rows, summary table, plots, and the CLI entry."""
+"""bench/sweep.py and bench/render_cost.py on a tiny config: JSONL rows, summary table, plots, the CLI."""
 
 from __future__ import annotations
 
@@ -83,6 +83,16 @@ def test_gbxcule_bench_refuses_unknown_backends(tmp_path, rom, capsys):
     assert "unknown backends ['nes']" in capsys.readouterr().err
 
 
+def test_gbxcule_bench_refuses_warp_cuda_without_a_gpu(tmp_path, rom, capsys, monkeypatch):
+    from gbxcule import rollout
+
+    monkeypatch.setattr(rollout, "cuda_available", lambda: False)
+    args = ["bench", "--backends", "warp-cuda", "--rom", str(rom), "--out", str(tmp_path)]
+    assert main(args) == 2
+    assert "warp-cuda needs a CUDA device" in capsys.readouterr().err
+    assert not (tmp_path / "results.jsonl").exists()
+
+
 def test_default_backends_are_the_cpu_ones_plus_cuda_when_seen(monkeypatch):
     from gbxcule import rollout
 
@@ -155,3 +165,15 @@ def test_sweep_repeats_interleave_and_render_modes_match_like_with_like(tmp_path
         sweep.run_sweep(["pyboy"], str(rom), envs, 2, FRAMES_PER_STEP, 0, out, renders=("rgb",))
     with pytest.raises(ValueError, match="repeats"):
         sweep.run_sweep(["pyboy"], str(rom), envs, 2, FRAMES_PER_STEP, 0, out, repeats=0)
+
+
+def test_render_cost_refuses_cuda_without_a_gpu(tmp_path, capsys, monkeypatch):
+    from bench import render_cost
+    from gbxcule import rollout
+
+    monkeypatch.setattr(rollout, "cuda_available", lambda: False)
+    with pytest.raises(SystemExit) as exc:
+        render_cost.main(["--device", "cuda", "--envs", "1", "--out", str(tmp_path)])
+    assert exc.value.code == 2
+    assert "needs a CUDA device" in capsys.readouterr().err
+    assert not (tmp_path / "results.jsonl").exists()
