@@ -50,6 +50,11 @@ PYBOY_NAMES = ("pyboy", "pyboy-mp")
 RENDER_MODES = ("off", "pixels")
 
 
+def check_render(render: str) -> None:
+    if render not in RENDER_MODES:
+        raise ValueError(f"render must be one of {RENDER_MODES}, got {render!r}")
+
+
 @dataclass
 class SweepRow:
     backend: str
@@ -125,8 +130,7 @@ def measure(
     ``mem_layout`` (Warp backends only) picks the state layout; the row's backend is then
     labelled ``backend:layout``. ``render`` is one of ``RENDER_MODES`` (module doc).
     """
-    if render not in RENDER_MODES:
-        raise ValueError(f"render must be one of {RENDER_MODES}, got {render!r}")
+    check_render(render)
     options: dict = {"mem_layout": mem_layout} if mem_layout and backend.startswith("warp") else {}
     if backend in PYBOY_NAMES:
         options["render"] = render == "pixels"
@@ -312,8 +316,7 @@ def run_sweep(
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
     for render in renders:
-        if render not in RENDER_MODES:
-            raise ValueError(f"render must be one of {RENDER_MODES}, got {render!r}")
+        check_render(render)  # all up front, before any long run
     out_dir.mkdir(parents=True, exist_ok=True)
     configs = [(b, r, n) for r in renders for b in backends for n in envs[b]]
     jobs = [(k, c) for k in range(repeats) for c in configs]

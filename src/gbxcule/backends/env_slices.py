@@ -59,13 +59,7 @@ class EnvSlices:
         """Launch ``kernel`` over every slice: dim ``(hi - lo, *dim_tail)``, inputs ``args``
         with :class:`PerEnv` / :class:`PerSlice` entries resolved for the slice. Returns
         when every slice's launch has returned."""
-        if not self.ranges:
-            raise RuntimeError("the backend is closed: build a new one to run envs again")
-        if self._pool is None:
-            for k in range(len(self.ranges)):
-                self._launch_one(kernel, args, k, device, dim_tail)
-            return
-        self._run_split(
+        self._run(
             [
                 partial(self._launch_one, kernel, args, k, device, dim_tail)
                 for k in range(len(self.ranges))
@@ -85,19 +79,14 @@ class EnvSlices:
 
     def replay(self, recorded: Sequence[Any]) -> None:
         """Run launches from :meth:`record` on their slices' threads; returns when all have."""
+        self._run([cmd.launch for cmd in recorded])
+
+    def _run(self, jobs: Sequence[Any]) -> None:
+        """One job per slice: job 0 on the calling thread (it would only wait), the others on
+        the workers; returns when all have."""
         if not self.ranges:
             raise RuntimeError("the backend is closed: build a new one to run envs again")
-        if self._pool is None:
-            for cmd in recorded:
-                cmd.launch()
-            return
-        self._run_split([cmd.launch for cmd in recorded])
-
-    def _run_split(self, jobs: Sequence[Any]) -> None:
-        """Job 0 on the calling thread (it would only wait), the others on the workers."""
-        pool = self._pool
-        assert pool is not None
-        futures = [pool.submit(job) for job in jobs[1:]]
+        futures = [self._pool.submit(job) for job in jobs[1:]] if self._pool is not None else []
         try:
             jobs[0]()
         finally:
