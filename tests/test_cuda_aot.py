@@ -14,21 +14,11 @@ import time
 import pytest
 import warp as wp
 
+from gbxcule.kernels import KERNEL_MODULES
+
 # Not in `make test` (the step module alone takes minutes in NVRTC); CI runs it through
 # `make test-cuda-build` right after `make test`.
 pytestmark = pytest.mark.slow
-
-# Every kernels module that defines a @wp.kernel, with one entry point each must contain.
-KERNEL_MODULES = {
-    "gbxcule.kernels.step": "step_kernel",
-    "gbxcule.kernels.render": "render_shades_kernel",
-    "gbxcule.kernels.reset": "",
-    "gbxcule.kernels.start_states": "",
-    "gbxcule.kernels.action_masks": "",
-    "gbxcule.kernels.pyboy_load": "",
-    "gbxcule.kernels.debug_access": "",
-    "gbxcule.kernels.run_cpu": "",
-}
 
 
 @pytest.mark.parametrize("module_name", list(KERNEL_MODULES))

@@ -1,0 +1,14 @@
+"""Warp kernels and ``@wp.func``s, one hardware unit per module (see ARCHITECTURE.md)."""
+
+# Every module here that defines a @wp.kernel, with one entry point its PTX must contain
+# ("" where any will do): what CI builds for sm_90 and bench.cuda_build_report measures.
+KERNEL_MODULES = {
+    "gbxcule.kernels.step": "step_kernel",
+    "gbxcule.kernels.render": "render_shades_kernel",
+    "gbxcule.kernels.reset": "",
+    "gbxcule.kernels.start_states": "",
+    "gbxcule.kernels.action_masks": "",
+    "gbxcule.kernels.pyboy_load": "",
+    "gbxcule.kernels.debug_access": "",
+    "gbxcule.kernels.run_cpu": "",
+}

@@ -1,0 +1,243 @@
+"""What the CUDA build of every kernels module costs a GPU: registers, stack, spills.
+
+Runs with no GPU. Warp's bundled NVRTC builds sm_90 PTX of each module (as
+``make test-cuda-build`` does), then the CUDA toolkit's ``ptxas -arch=sm_90 -v``
+assembles it and reports, per kernel entry and per function the compiler kept out of
+line, the registers per thread, the stack frame and the spill stores/loads. Registers
+bound the occupancy (255 registers leave room for 256 threads per SM on Hopper) and
+spills become local-memory traffic, so these numbers are the GPU-side measure of the
+"compiles fast, diverges little" design while no GPU is at hand.
+
+The bundled NVRTC may write a newer PTX ``.version`` than the installed ptxas reads,
+and ends the text with a NUL byte; the copy handed to ptxas is rewritten to
+the newest version that ptxas reads, with the NUL dropped (the ISA used is the same for sm_90).
+
+Appends one JSONL row per module to results.jsonl and rewrites summary.md beside it
+from every row there. Usage: python -m bench.cuda_build_report [--modules step,render]
+[--out DIR] [--label TEXT] [--ptxas PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.sweep import _versions
+from gbxcule.kernels import KERNEL_MODULES
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results" / "cuda-build"
+ARCH = 90
+
+_COMPILING = re.compile(r"Compiling entry function '([^']+)'")
+_PROPERTIES = re.compile(r"Function properties for (\S+)")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers")
+_CUMULATIVE = re.compile(r"(\d+) bytes cumulative stack size")
+_SMEM = re.compile(r"(\d+) bytes smem")
+# _ZN<len>_INTERNAL_<hash>_<len>_wp_<module>_cu_<hex hash><len><name>_0E<args>: the Warp
+# func's C++ name is <name>_0; the hash may end in digits, so the length is found by trial.
+_MANGLED_TAIL = re.compile(r"_cu_([0-9a-f]+\w*)$")
+
+
+def readable_name(symbol: str) -> str:
+    """`step_kernel_436ab6d7_cuda_kernel_forward` -> `step_kernel`; a mangled Warp func
+    -> its Python name (`cpu_tick`); anything else unchanged."""
+    kernel = re.match(r"(\w+?)_[0-9a-f]{8}_cuda_kernel_forward$", symbol)
+    if kernel:
+        return kernel.group(1)
+    tail = _MANGLED_TAIL.search(symbol)
+    if tail:
+        text = tail.group(1)
+        for start in range(len(text)):
+            for digits in (1, 2, 3):
+                count = text[start : start + digits]
+                if not count.isdigit():
+                    break
+                name = text[start + digits : start + digits + int(count)]
+                after = text[start + digits + int(count) : start + digits + int(count) + 1]
+                if len(name) == int(count) and name.endswith("_0") and after == "E":
+                    if name[0].isalpha() or name[0] == "_":
+                        return name[:-2]
+    return symbol
+
+
+def parse_ptxas(text: str) -> list[dict]:
+    """ptxas -v output -> one dict per function: name, kind (entry/function), registers
+    (entries only), stack_frame, spill_stores, spill_loads, cumulative_stack, smem."""
+    out: list[dict] = []
+    current: dict | None = None
+    for line in text.splitlines():
+        if m := _COMPILING.search(line):
+            current = {"symbol": m.group(1), "kind": "entry"}
+        elif m := _PROPERTIES.search(line):
+            symbol = m.group(1)
+            if current is None or current["symbol"] != symbol:
+                current = {"symbol": symbol, "kind": "function"}
+            current["name"] = readable_name(symbol)
+            out.append(current)
+        elif current is not None and (m := _FRAME.search(line)):
+            current["stack_frame"], current["spill_stores"], current["spill_loads"] = (
+                int(g) for g in m.groups()
+            )
+        elif current is not None and (m := _USED.search(line)):
+            current["registers"] = int(m.group(1))
+            if c := _CUMULATIVE.search(line):
+                current["cumulative_stack"] = int(c.group(1))
+            if s := _SMEM.search(line):
+                current["smem"] = int(s.group(1))
+    for fn in out:
+        fn.pop("symbol")
+    return out
+
+
+def ptx_for_ptxas(ptx: str, ptx_version: str) -> str:
+    """The NVRTC PTX with its `.version` set to one the installed ptxas reads, NUL dropped."""
+    ptx = ptx.rstrip("\0")
+    fixed, n = re.subn(r"^\.version \S+", f".version {ptx_version}", ptx, count=1, flags=re.M)
+    if n != 1:
+        raise ValueError("no .version line in the PTX")
+    return fixed
+
+
+def ptxas_ptx_version(ptxas: str) -> str:
+    """The newest PTX ISA version this ptxas reads: it names it when refusing a newer one."""
+    with tempfile.TemporaryDirectory() as work:
+        probe = Path(work) / "probe.ptx"
+        probe.write_text(".version 99.9\n.target sm_90\n.address_size 64\n")
+        proc = subprocess.run(
+            [ptxas, f"-arch=sm_{ARCH}", str(probe), "-o", str(Path(work) / "probe.cubin")],
+            capture_output=True,
+            text=True,
+        )
+    m = re.search(r"current version is '(\d+\.\d+)'", proc.stdout + proc.stderr)
+    if not m:
+        raise RuntimeError(f"cannot tell which PTX version {ptxas} reads: {proc.stderr!r}")
+    return m.group(1)
+
+
+def build_module(module_name: str, ptxas: str, ptx_version: str, work: Path) -> dict:
+    import warp as wp
+
+    wp.init()
+    module = importlib.import_module(module_name)
+    start = time.perf_counter()
+    paths = wp.compile_aot_module(module, arch=ARCH, module_dir=str(work), use_ptx=True)
+    ptx_seconds = time.perf_counter() - start
+    ptx_path = next(Path(p) for p in paths if str(p).endswith(".ptx"))
+    fixed = work / (ptx_path.stem + ".ptxas.ptx")
+    fixed.write_text(ptx_for_ptxas(ptx_path.read_text(), ptx_version))
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [ptxas, f"-arch=sm_{ARCH}", "-v", str(fixed), "-o", str(work / "out.cubin")],
+        capture_output=True,
+        text=True,
+    )
+    ptxas_seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"ptxas failed on {module_name}:\n{proc.stderr[-2000:]}")
+    return {
+        "module": module_name,
+        "arch": f"sm_{ARCH}",
+        "ptx_build_s": round(ptx_seconds, 2),
+        "ptxas_s": round(ptxas_seconds, 2),
+        "ptx_lines": ptx_path.read_text().count("\n"),
+        "functions": parse_ptxas(proc.stdout + proc.stderr),
+    }
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def write_summary(rows: list[dict], out_dir: Path) -> Path:
+    lines = [
+        "# CUDA build report (sm_90, no GPU needed)",
+        "",
+        "Per kernel entry and per out-of-line function, as `ptxas -arch=sm_90 -v` reports "
+        "them for the PTX Warp's NVRTC builds. Registers are per thread (255 is the "
+        "ceiling); spills are bytes of spill instructions in the code, not traffic. "
+        "All runs in `results.jsonl`, oldest first.",
+        "",
+        "| run (UTC) | commit | label | module | function | registers | stack frame | "
+        "cumulative stack | spill stores | spill loads | PTX build s | ptxas s |",
+        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(row["timestamp"]))
+        module = row["module"].rsplit(".", 1)[-1]
+        for i, fn in enumerate(row["functions"]):
+            build = f"{row['ptx_build_s']:.1f} | {row['ptxas_s']:.1f}" if i == 0 else " | "
+            lines.append(
+                f"| {when} | {row['commit']} | {row['label']} | {module} | "
+                f"{fn.get('name', '?')} ({fn['kind']}) | {fn.get('registers', '')} | "
+                f"{fn.get('stack_frame', '')} | {fn.get('cumulative_stack', '')} | "
+                f"{fn.get('spill_stores', '')} | {fn.get('spill_loads', '')} | {build} |"
+            )
+    path = out_dir / "summary.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.cuda_build_report", description=__doc__)
+    ap.add_argument("--modules", default="step,render", help="kernels modules (short names)")
+    ap.add_argument("--out", type=Path, default=RESULTS_DIR)
+    ap.add_argument("--label", default="")
+    ap.add_argument("--ptxas", default="ptxas", help="the CUDA toolkit's ptxas")
+    args = ap.parse_args(argv)
+    ptxas = shutil.which(args.ptxas)
+    if ptxas is None:
+        print(
+            f"cuda_build_report: `{args.ptxas}` not found (needs the CUDA toolkit)", file=sys.stderr
+        )
+        return 2
+    names = [f"gbxcule.kernels.{m.strip()}" for m in args.modules.split(",") if m.strip()]
+    unknown = [n for n in names if n not in KERNEL_MODULES]
+    if unknown:
+        known = ", ".join(k.rsplit(".", 1)[-1] for k in KERNEL_MODULES)
+        print(f"cuda_build_report: unknown module(s) {unknown}; known: {known}", file=sys.stderr)
+        return 2
+    version = ptxas_ptx_version(ptxas)
+    rows = []
+    for name in names:
+        with tempfile.TemporaryDirectory() as work:
+            row = build_module(name, ptxas, version, Path(work))
+        row.update(
+            commit=_commit(),
+            label=args.label,
+            ptx_version=version,
+            versions=_versions(),
+            timestamp=time.time(),
+        )
+        rows.append(row)
+        first = row["functions"][0] if row["functions"] else {}
+        print(
+            f"{name}: PTX {row['ptx_build_s']:.1f} s, ptxas {row['ptxas_s']:.1f} s, "
+            f"{first.get('name')}: {first.get('registers')} registers, "
+            f"{first.get('cumulative_stack', first.get('stack_frame', 0))} B stack",
+            flush=True,
+        )
+    args.out.mkdir(parents=True, exist_ok=True)
+    with (args.out / "results.jsonl").open("a") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+    all_rows = [json.loads(x) for x in (args.out / "results.jsonl").read_text().splitlines() if x]
+    print(f"wrote {write_summary(all_rows, args.out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
