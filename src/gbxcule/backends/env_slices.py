@@ -50,6 +50,7 @@ class EnvSlices:
         bounds = [num_envs * k // parts for k in range(parts + 1)]
         self.ranges: list[tuple[int, int]] = list(zip(bounds[:-1], bounds[1:]))
         self._pool: ThreadPoolExecutor | None = None
+        self._loaded: set[Any] = set()  # kernels whose module this object has seen loaded
         if parts > 1:
             self._pool = ThreadPoolExecutor(max_workers=parts - 1, thread_name_prefix="warp-cpu")
 
@@ -59,6 +60,12 @@ class EnvSlices:
         """Launch ``kernel`` over every slice: dim ``(hi - lo, *dim_tail)``, inputs ``args``
         with :class:`PerEnv` / :class:`PerSlice` entries resolved for the slice. Returns
         when every slice's launch has returned."""
+        if self._pool is not None and kernel not in self._loaded:
+            # Warp loads a module on its first launch; two threads launching it first at
+            # once would both load it (one copy is then dropped). Recording a launch
+            # loads the module without running it, here on one thread.
+            self._launch_one(kernel, args, 0, device, dim_tail, record=True)
+            self._loaded.add(kernel)
         self._run(
             [
                 partial(self._launch_one, kernel, args, k, device, dim_tail)
