@@ -260,8 +260,13 @@ def write_summary(rows: list[SweepRow], out_dir: Path) -> Path:
 
 def write_plots(rows: list[SweepRow], out_dir: Path) -> list[Path]:
     """sps_vs_envs.png and speedup_vs_pyboy.png (log-log, medians, one line per backend and
-    render mode)."""
-    import matplotlib
+    render mode). None where matplotlib is missing (the GPU machine): the JSONL and
+    summary.md are written first, so a run there keeps its results."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("matplotlib is not installed: no plots (results.jsonl and summary.md written)")
+        return []
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -177,3 +177,23 @@ def test_render_cost_refuses_cuda_without_a_gpu(tmp_path, capsys, monkeypatch):
     assert exc.value.code == 2
     assert "needs a CUDA device" in capsys.readouterr().err
     assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_sweep_without_matplotlib_keeps_rows_and_summary(tmp_path, rom, monkeypatch, capsys):
+    """The GPU machine has no matplotlib: the sweep still ends with its JSONL and summary."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError("No module named 'matplotlib'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    out = tmp_path / "results"
+    rows = sweep.run_sweep(["warp-cpu"], str(rom), {"warp-cpu": [1]}, 2, FRAMES_PER_STEP, 0, out)
+    assert len(rows) == 1 and len(_rows(out / "results.jsonl")) == 1
+    assert "| warp-cpu | off | 1 |" in (out / "summary.md").read_text()
+    assert not (out / "sps_vs_envs.png").exists()
+    assert "no plots" in capsys.readouterr().out

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Everything a session with a lent GPU runs, in phases that each fit one device call
+# (10 minutes at most; the machine goes cold ~30 s after a call, so run them back to back).
+# Run from the repo root on the device machine; results land under $OUT/gpu (copy them
+# into bench/results/gpu/ here and commit them with the device name).
+#
+#   bash tools/gpu_session.sh stage     # carry [".devcarry/a"]: warp-lang, first half
+#   bash tools/gpu_session.sh install   # carry [".devcarry/b"]: second half, then CUDA check
+#   bash tools/gpu_session.sh parity1   # make test-gpu, part 1: every case on 1 env (+ CUDA build)
+#   bash tools/gpu_session.sh parity2   # part 2: 1024 envs, the cases' own actions; API tests
+#   bash tools/gpu_session.sh parity3   # part 3: 1024 envs, mixed per-env actions
+#   bash tools/gpu_session.sh bench     # CUDA sweep 1..65,536 envs, layouts, render cost at 16k
+#
+# `install` may be combined with a later phase in one call: `... install && ... parity1`.
+# The procedure and what the tests check: history/gpu-parity.md.
+set -euo pipefail
+
+phase=${1:?usage: bash tools/gpu_session.sh stage|install|parity1|parity2|parity3|bench}
+OUT=${OUT:-/tmp/gbx-out}
+export PYTHONPATH=/tmp/gbx-site:$PWD/src:$PWD
+export GBXCULE_GPU_REPORT=$OUT/gpu
+mkdir -p "$OUT/gpu"
+start=$(date +%s)
+
+need_warp() {
+  python3 -c "import warp as wp; wp.config.quiet = True; wp.init(); import sys; \
+sys.exit(0 if wp.is_cuda_available() else 'no CUDA device visible to Warp')" || {
+    echo "needs warp-lang and a CUDA device: on a fresh (or cold again) device machine run" \
+      "the stage and install phases first" >&2
+    exit 3
+  }
+}
+
+case "$phase" in
+  stage)
+    mkdir -p /tmp/gbx-stage && cp .devcarry/a/* /tmp/gbx-stage/
+    ;;
+  install)
+    python3 .devcarry/b/install.py
+    need_warp
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/gpu/nvidia-smi.csv"
+    python3 -m bench.roms.build > /dev/null
+    ;;
+  parity1)
+    need_warp
+    python3 -m pytest -q -m gpu tests/test_gpu_parity.py -k one_env
+    ;;
+  parity2)
+    need_warp
+    python3 -m pytest -q -m gpu tests/test_gpu_parity.py -k "batch and same"
+    python3 -m pytest -q -m gpu tests/test_emu_cuda.py tests/test_backend_api_cuda.py \
+      tests/test_pixels_backend.py
+    ;;
+  parity3)
+    need_warp
+    python3 -m pytest -q -m gpu tests/test_gpu_parity.py -k "batch and mixed"
+    ;;
+  bench)
+    need_warp
+    sweep="python3 -m bench.sweep --steps 20 --render off,pixels --out $OUT/gpu/sweep"
+    $sweep --backends warp-cuda --envs 1,64,1024,4096,16384,65536 --repeats 2
+    $sweep --backends warp-cpu --envs 1,16,256,4096
+    for layout in env_major interleaved; do
+      python3 -m bench.sweep --steps 20 --render off --out "$OUT/gpu/layouts" \
+        --backends warp-cuda --envs 1024,16384 --mem-layout "$layout"
+    done
+    python3 -m bench.render_cost --device cuda --envs 1024,16384 --out "$OUT/gpu/render"
+    ;;
+  *)
+    echo "unknown phase $phase" >&2
+    exit 2
+    ;;
+esac
+echo "gpu_session $phase: $(( $(date +%s) - start )) s"
