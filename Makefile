@@ -26,8 +26,9 @@ roms: setup
 test: roms
 	$(PYTEST) -q -m "not slow and not gpu" -n 2 tests
 
+# Soak: the PyBoy comparisons of `make test`, much longer (tests/test_soak.py).
 test-slow: roms
-	$(PYTEST) -q -m "slow" tests --ignore tests/test_cuda_aot.py
+	$(PYTEST) -q -m "slow" -n 2 tests --ignore tests/test_cuda_aot.py
 
 # CUDA codegen with no GPU: NVRTC builds sm_90 PTX of every kernels module (CI runs this).
 test-cuda-build: setup

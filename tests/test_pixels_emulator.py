@@ -4,10 +4,6 @@ A Warp CPU backend (render-on-step on) and the PyBoy oracle run the PPU suite's
 scene ROMs (static and mid-frame) side by side; once the scene's ROM reports it
 has drawn ``MIN_STABLE_FRAMES`` frames (the suite's own rule), every step's full
 frame, [N,72,80] shades and packed2 buffer are compared with PyBoy's frame.
-
-Until ``WarpVecBase.step`` is wired, steps are ``kernels.step.step_kernel``
-launched on the backend's Machine (what ``step`` will launch), followed by the
-backend's ``render_pixels_after_step``.
 """
 
 from __future__ import annotations
@@ -15,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-import warp as wp
 
 from bench.roms.suite.ppu_common import MIN_STABLE_FRAMES, W_FRAMES, scene_source
 from gbxcule import demo_game
@@ -24,7 +19,6 @@ from gbxcule.backends.pixels import FRAME_BYTES, PACKED_FRAME_BYTES
 from gbxcule.backends.pyboy_backend import PyBoySingleBackend
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
 from gbxcule.core import pixels as px
-from gbxcule.kernels.step import step_kernel
 
 from . import pixel_scenes as ps
 from .test_pixels_midframe import VBLANK_WRITER
@@ -32,13 +26,6 @@ from .test_pixels_suite_scenes import SCENES
 
 STEPS = 8
 FRAMES_PER_STEP = 2
-
-
-def step_warp(backend, buttons: np.ndarray) -> None:
-    masks = wp.array(buttons.astype(np.int32), dtype=wp.int32, device="cpu")
-    args = [backend.machine, masks, backend.frames_per_step, backend.release_after_frames, 1, -1]
-    wp.launch(step_kernel, dim=backend.num_envs, inputs=args, device="cpu")
-    backend.render_pixels_after_step()
 
 
 def run_side_by_side(tmp_path, rom_bytes: bytes, name: str, ready, inputs=None, **kw) -> int:
@@ -58,7 +45,7 @@ def run_side_by_side(tmp_path, rom_bytes: bytes, name: str, ready, inputs=None, 
     try:
         pointers = (warp.pixels_torch().data_ptr(), warp.pixels_packed_torch().data_ptr())
         for actions in inputs:
-            step_warp(warp, actions)
+            warp.step(actions)
             oracle.step(actions)
             if ready(oracle):
                 compared += assert_step_pixels_match(name, warp, oracle)
@@ -134,7 +121,7 @@ def test_emulator_pixels_deterministic_across_backends_and_envs(tmp_path):
         for step in range(10):
             buttons = np.array([1, 2, 1, 8 if step % 2 else 4])  # envs 0 and 2 twins
             for backend in runs:
-                step_warp(backend, buttons)
+                backend.step(buttons)
             a, b = (r.pixels_packed_torch().numpy() for r in runs)
             assert np.array_equal(a, b) and np.array_equal(a[0], a[2])
             assert np.array_equal(runs[0].pixels_torch().numpy(), runs[1].pixels_torch().numpy())

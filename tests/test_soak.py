@@ -1,0 +1,68 @@
+"""Soak: the fast suite's PyBoy comparisons, run much longer (``make test-slow``).
+
+Each test here is a longer run of a check ``make test`` already makes, with new seeds:
+the demo game in lockstep with PyBoy for 240,000 frames per seed (registers and all
+RAM after every step), 512 more random IO-access programs, 5,000 more random pixel
+scenes of each kind, and 4 envs of the demo game whose every step's pixels equal
+PyBoy's for 48,000 frames. Not in ``make test`` or CI (about 2 minutes on 2 cores);
+run it before trusting a change to the step kernel's timing or the renderers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bench.roms.build import get_rom
+from gbxcule import demo_game
+from gbxcule.core import pixels as px
+
+from .emu_timing_programs import random_io_program
+from .test_emu_timing_lockstep import assert_lockstep
+from .test_pixels_emulator import demo_running, run_side_by_side
+from .test_pixels_pyboy import SCENE_KINDS, SEEDS_PER_KIND, check_scenes
+from .test_pixels_pyboy import pyboy as pyboy  # noqa: F401 - the fixture
+
+pytestmark = pytest.mark.slow
+
+DEMO_STEPS = 10_000  # x 24 frames
+IO_SEEDS = range(1_000, 1_512)  # the fast suite uses seeds 0-5
+SCENE_SEEDS = range(SEEDS_PER_KIND, SEEDS_PER_KIND + 5_000)
+PIXEL_STEPS = 2_000  # x 24 frames, 4 envs
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_soak_demo_game_lockstep(seed):
+    rng = np.random.default_rng([seed, 2_500])
+    masks = rng.integers(0, 256, size=DEMO_STEPS)
+    masks[rng.random(DEMO_STEPS) < 0.4] = 0
+    assert_lockstep(get_rom("demo_game").build(), DEMO_STEPS, masks, 24, 8)
+
+
+@pytest.mark.parametrize("block", range(8))
+def test_soak_random_io_programs(block):
+    seeds = IO_SEEDS[block::8]
+    for seed in seeds:
+        assert_lockstep(random_io_program(seed), 40)
+
+
+@pytest.mark.parametrize("kind", sorted(SCENE_KINDS))
+def test_soak_pixel_scenes(pyboy, kind):  # noqa: F811 - the fixture
+    check_scenes(pyboy, kind, SCENE_SEEDS)
+
+
+def test_soak_demo_game_pixels_every_step(tmp_path):
+    inputs = np.random.default_rng(2_024).integers(0, 256, (PIXEL_STEPS, 4))
+    inputs[np.random.default_rng(2_025).random(inputs.shape) < 0.4] = 0
+    compared = run_side_by_side(
+        tmp_path,
+        demo_game.demo_rom_bytes(),
+        "demo_soak",
+        demo_running,
+        inputs,
+        num_envs=4,
+        frames_per_step=24,
+        release_after_frames=8,
+    )
+    per_step = 4 * (px.SCREEN_H * px.SCREEN_W + px.DOWN_H * px.DOWN_W)
+    assert compared >= (PIXEL_STEPS - 2) * per_step
