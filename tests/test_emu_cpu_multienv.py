@@ -36,7 +36,7 @@ def assert_same_env(a: dict, b: dict, label: str) -> None:
 
 
 def run(rom: str, actions: np.ndarray, **kwargs) -> WarpVecCpuBackend:
-    backend = WarpVecCpuBackend(rom, num_envs=actions.shape[1], **PACING, **kwargs)
+    backend = WarpVecCpuBackend(rom, num_envs=actions.shape[1], **{**PACING, **kwargs})
     for row in actions:
         backend.step(row)
     return backend

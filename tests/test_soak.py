@@ -4,7 +4,7 @@ Each test here is a longer run of a check ``make test`` already makes, with new 
 the demo game in lockstep with PyBoy for 240,000 frames per seed (registers and all
 RAM after every step), 512 more random IO-access programs, 5,000 more random pixel
 scenes of each kind, and 4 envs of the demo game whose every step's pixels equal
-PyBoy's for 48,000 frames. Not in ``make test`` or CI (about 2 minutes on 2 cores);
+PyBoy's for 48,000 frames; and 64 envs for 9,600 frames equal their one-env runs. Not in ``make test`` or CI (about 2 minutes on 2 cores);
 run it before trusting a change to the step kernel's timing or the renderers.
 """
 
@@ -13,10 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bench.harness import spec_rom_file
 from bench.roms.build import get_rom
 from gbxcule import demo_game
 from gbxcule.core import pixels as px
 
+from . import test_emu_cpu_multienv as multienv
 from .emu_timing_programs import random_io_program
 from .test_emu_timing_lockstep import assert_lockstep
 from .test_pixels_emulator import demo_running, run_side_by_side
@@ -29,6 +31,7 @@ DEMO_STEPS = 10_000  # x 24 frames
 IO_SEEDS = range(1_000, 1_512)  # the fast suite uses seeds 0-5
 SCENE_SEEDS = range(SEEDS_PER_KIND, SEEDS_PER_KIND + 5_000)
 PIXEL_STEPS = 2_000  # x 24 frames, 4 envs
+DEMO = str(spec_rom_file(get_rom("demo_game")))
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -66,3 +69,29 @@ def test_soak_demo_game_pixels_every_step(tmp_path):
     )
     per_step = 4 * (px.SCREEN_H * px.SCREEN_W + px.DOWN_H * px.DOWN_W)
     assert compared >= (PIXEL_STEPS - 2) * per_step
+
+
+def test_soak_batch_envs_equal_single_env_runs():
+    """64 envs of the demo game for 9,600 frames (interleaved memory, two threads) equal a
+    permuted env-major batch on one thread env for env, and sampled one-env runs."""
+    rng = np.random.default_rng(64)
+    actions = rng.integers(0, 256, size=(400, 64))
+    actions[rng.random(actions.shape) < 0.4] = 0
+    pacing = {"frames_per_step": 24, "release_after_frames": 8}
+    batch = multienv.run(DEMO, actions, threads=2, mem_layout="interleaved", **pacing)
+    perm = rng.permutation(64)
+    shuffled = multienv.run(DEMO, actions[:, perm], threads=1, **pacing)
+    try:
+        snaps = [multienv.snapshot(batch, env) for env in range(64)]
+        assert len({snap[(0xC000, 0xE000)].tobytes() for snap in snaps}) > 32
+        for new, old in enumerate(perm):
+            multienv.assert_same_env(multienv.snapshot(shuffled, new), snaps[old], f"env {old}")
+        for env in (0, 21, 42, 63):
+            single = multienv.run(DEMO, actions[:, env : env + 1], threads=1, **pacing)
+            try:
+                multienv.assert_same_env(multienv.snapshot(single, 0), snaps[env], f"env {env}")
+            finally:
+                single.close()
+    finally:
+        batch.close()
+        shuffled.close()
