@@ -10,12 +10,13 @@
 #   bash tools/gpu_session.sh parity2   # part 2: 1024 envs, the cases' own actions; API tests
 #   bash tools/gpu_session.sh parity3   # part 3: 1024 envs, mixed per-env actions
 #   bash tools/gpu_session.sh bench     # CUDA sweep 1..65,536 envs, layouts, render cost at 16k
+#   bash tools/gpu_session.sh regs      # step kernel capped at 128 / 168 registers vs 255
 #
 # `install` may be combined with a later phase in one call: `... install && ... parity1`.
 # The procedure and what the tests check: history/gpu-parity.md.
 set -euo pipefail
 
-phase=${1:?usage: bash tools/gpu_session.sh stage|install|parity1|parity2|parity3|bench}
+phase=${1:?usage: bash tools/gpu_session.sh stage|install|parity1|parity2|parity3|bench|regs}
 OUT=${OUT:-/tmp/gbx-out}
 export PYTHONPATH=/tmp/gbx-site:$PWD/src:$PWD
 export GBXCULE_GPU_REPORT=$OUT/gpu
@@ -65,6 +66,21 @@ case "$phase" in
         --backends warp-cuda --envs 1024,16384 --mem-layout "$layout"
     done
     python3 -m bench.render_cost --device cuda --envs 1024,16384 --out "$OUT/gpu/render"
+    ;;
+  regs)
+    # bench.cuda_build_report: 255 registers uncapped; a cap of 128 adds ~15 % spill code
+    # and doubles the warps an SM holds. Each variant is a patched copy of the source.
+    need_warp
+    for cap in 0 168 128; do
+      dir=/tmp/gbx-regs-$cap
+      rm -rf "$dir" && mkdir -p "$dir" && cp -r src bench "$dir/"
+      if [ "$cap" != 0 ]; then
+        sed -i "s/^@wp.kernel$/@wp.kernel(cuda_max_registers=$cap)/" "$dir/src/gbxcule/kernels/step.py"
+        grep -q "cuda_max_registers=$cap" "$dir/src/gbxcule/kernels/step.py"
+      fi
+      (cd "$dir" && PYTHONPATH=/tmp/gbx-site:$dir/src:$dir python3 -m bench.sweep --steps 20 \
+        --render off --backends warp-cuda --envs 4096,16384,65536 --out "$OUT/gpu/regs-$cap")
+    done
     ;;
   *)
     echo "unknown phase $phase" >&2
