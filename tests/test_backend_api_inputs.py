@@ -137,6 +137,17 @@ def test_device_action_out_of_range_presses_nothing_and_raises_later(demo):
             dut.check_errors()
 
 
+@pytest.mark.parametrize("threads", [0, -2, 1.5, True, "2"])
+def test_bad_thread_counts_are_refused(demo, threads):
+    with pytest.raises(ValueError, match=f"threads must be an int >= 1, got {threads!r}"):
+        WarpVecCpuBackend(demo, num_envs=N, threads=threads, **PACE)
+
+
+def test_thread_count_accepts_numpy_ints(demo):
+    with WarpVecCpuBackend(demo, num_envs=N, threads=np.int64(2), **PACE) as w:
+        assert w.threads == 2 and type(w.threads) is int
+
+
 # ---- RAM views ------------------------------------------------------------------------
 
 

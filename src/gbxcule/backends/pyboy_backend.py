@@ -208,10 +208,16 @@ def shades_from_rgba(rgba: np.ndarray) -> np.ndarray:
     return shades
 
 
+def check_positive_int(name: str, value: Any) -> int:
+    """``value`` if it is an int >= 1 (not a bool), else ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    return int(value)
+
+
 def check_step_config(num_envs: int, frames_per_step: int, release_after_frames: int) -> None:
-    for name, value in (("num_envs", num_envs), ("frames_per_step", frames_per_step)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    check_positive_int("num_envs", num_envs)
+    check_positive_int("frames_per_step", frames_per_step)
     if (
         isinstance(release_after_frames, bool)
         or not isinstance(release_after_frames, int)

@@ -20,6 +20,7 @@ import numpy as np
 from gbxcule.backends.pyboy_backend import (
     PyBoySingleBackend,
     check_env,
+    check_positive_int,
     check_step_config,
     read_rom,
     require_pyboy_version,
@@ -114,9 +115,7 @@ class PyBoyVecMpBackend:
         read_rom(rom_path)  # refuse a missing ROM here, not in every worker
         if num_workers is None:
             num_workers = min(num_envs, os.cpu_count() or 1)
-        if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
-            raise ValueError(f"num_workers must be an int >= 1, got {num_workers!r}")
-        num_workers = min(num_workers, num_envs)
+        num_workers = min(check_positive_int("num_workers", num_workers), num_envs)
         self.rom_path = Path(rom_path)
         self.num_envs = num_envs
         self.frames_per_step = frames_per_step

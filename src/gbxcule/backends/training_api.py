@@ -32,7 +32,7 @@ import warp as wp
 
 from gbxcule.backends.device_inputs import ActionInput, DeviceErrorLog, env_mask, env_slots
 from gbxcule.backends.machine_state import MachineState, capture_env, restore_env
-from gbxcule.backends.pyboy_backend import check_env
+from gbxcule.backends.pyboy_backend import check_env, check_positive_int
 from gbxcule.backends.ram_views import RamViews, mem_offset
 from gbxcule.backends.savestate_bridge import (
     FRESH_PYBOY_FIELDS,
@@ -314,8 +314,7 @@ class TrainingApiMixin:
         RAM symbols are read in their own bank (cart RAM of the symbol's bank, not the
         selected one), ROM symbols from the ROM image; IO addresses through the bus.
         """
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(f"size must be an int >= 1, got {size!r}")
+        size = check_positive_int("size", size)
         sym = self.symbols[name]
         if sym.address + size > 0x10000:
             raise ValueError(f"{name} + {size} bytes runs past 0xFFFF")

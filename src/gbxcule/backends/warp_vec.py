@@ -19,7 +19,13 @@ from gbxcule.asm.bootrom import boot_rom_bytes
 from gbxcule.backends.env_slices import EnvSlices, PerEnv, PerSlice
 from gbxcule.backends.pixels import PixelBackendMixin, PixelBuffers
 from gbxcule.backends.protocol import CPU_STATE_KEYS
-from gbxcule.backends.pyboy_backend import check_env, check_range, check_step_config, read_rom
+from gbxcule.backends.pyboy_backend import (
+    check_env,
+    check_positive_int,
+    check_range,
+    check_step_config,
+    read_rom,
+)
 from gbxcule.backends.training_api import TrainingApiMixin
 from gbxcule.backends.warp_base import (
     allocate_machine,
@@ -231,7 +237,9 @@ class WarpVecCpuBackend(WarpVecBase):
     name = "warp-cpu"
 
     def __init__(self, rom_path: str | Path, *, threads: int | None = None, **kwargs: Any) -> None:
-        self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
+        if threads is None:
+            threads = os.cpu_count() or 1
+        self.threads = check_positive_int("threads", threads)
         super().__init__(rom_path, device="cpu", **kwargs)
 
     def _launch_parts(self) -> int:
