@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gbxcule.backends.pyboy_backend import check_positive_int
 from gbxcule.backends.registry import backend_names, make_backend
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -318,10 +319,15 @@ def run_sweep(
     renders: tuple[str, ...] = ("off",),
     repeats: int = 1,
 ) -> list[SweepRow]:
-    if repeats < 1:
-        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    # Everything checked up front, before any long run (and before a row is written).
+    check_positive_int("repeats", repeats)
+    check_positive_int("steps", steps)
+    check_positive_int("frames_per_step", frames_per_step)
+    for backend in backends:
+        for n in envs[backend]:
+            check_positive_int("num_envs", n)
     for render in renders:
-        check_render(render)  # all up front, before any long run
+        check_render(render)
     out_dir.mkdir(parents=True, exist_ok=True)
     configs = [(b, r, n) for r in renders for b in backends for n in envs[b]]
     jobs = [(k, c) for k in range(repeats) for c in configs]

@@ -197,3 +197,20 @@ def test_sweep_without_matplotlib_keeps_rows_and_summary(tmp_path, rom, monkeypa
     assert "| warp-cpu | off | 1 |" in (out / "summary.md").read_text()
     assert not (out / "sps_vs_envs.png").exists()
     assert "no plots" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        (["--steps", "0"], "steps must be an int >= 1, got 0"),
+        (["--envs", "1,0"], "num_envs must be an int >= 1, got 0"),
+        (["--frames-per-step", "-1"], "frames_per_step must be an int >= 1, got -1"),
+        (["--repeats", "0"], "repeats must be an int >= 1, got 0"),
+    ],
+)
+def test_gbxcule_bench_refuses_bad_counts_before_writing_a_row(tmp_path, rom, capsys, args, msg):
+    out = tmp_path / "results"
+    argv = ["bench", "--backends", "warp-cpu", "--rom", str(rom), "--out", str(out), *args]
+    assert main(argv) == 2
+    assert msg in capsys.readouterr().err
+    assert not (out / "results.jsonl").exists()
