@@ -18,6 +18,7 @@ import numpy as np
 
 from bench.sweep import _device_name, _versions, default_rom
 from gbxcule.backends.pixels import backend_render_cost
+from gbxcule.backends.pyboy_backend import check_positive_int
 from gbxcule.backends.registry import make_backend
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "render"
@@ -98,7 +99,12 @@ def main(argv: list[str] | None = None) -> int:
 
         if not cuda_available():
             ap.error("--device cuda needs a CUDA device visible to Warp; this machine has none")
-    run(args.device, [int(x) for x in args.envs.split(",")], args.iters, args.out, args.label)
+    try:
+        envs = [check_positive_int("num_envs", int(x)) for x in args.envs.split(",")]
+        iters = check_positive_int("iters", args.iters)
+    except ValueError as exc:
+        ap.error(str(exc))
+    run(args.device, envs, iters, args.out, args.label)
     print((args.out / "summary.md").read_text())
     return 0
 

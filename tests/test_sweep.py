@@ -214,3 +214,20 @@ def test_gbxcule_bench_refuses_bad_counts_before_writing_a_row(tmp_path, rom, ca
     assert main(argv) == 2
     assert msg in capsys.readouterr().err
     assert not (out / "results.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        (["--envs", "0"], "num_envs must be an int >= 1, got 0"),
+        (["--iters", "0"], "iters must be an int >= 1, got 0"),
+    ],
+)
+def test_render_cost_refuses_bad_counts(tmp_path, capsys, args, msg):
+    from bench import render_cost
+
+    with pytest.raises(SystemExit) as exc:
+        render_cost.main(["--out", str(tmp_path), *args])
+    assert exc.value.code == 2
+    assert msg in capsys.readouterr().err
+    assert not (tmp_path / "results.jsonl").exists()
