@@ -227,7 +227,12 @@ def test_record_from_an_actions_file(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "content, message",
-    [("1\nseven\n", "not an action id"), ("9\n", "out of range"), ("", "holds no actions")],
+    [
+        ("1\nseven\n", "not an action id"),
+        ("2\n0\n9\n", "action 9 at step 2 is out of range"),
+        ("-1\n", "action -1 at step 0 is out of range"),
+        ("", "holds no actions"),
+    ],
 )
 def test_record_refuses_bad_actions_files(tmp_path, content, message):
     path = tmp_path / "bad.txt"
