@@ -1,10 +1,11 @@
 """Soak: the fast suite's PyBoy comparisons, run much longer (``make test-slow``).
 
 Each test here is a longer run of a check ``make test`` already makes, with new seeds:
-the demo game in lockstep with PyBoy for 240,000 frames per seed (registers and all
+32 more random instruction streams traced instruction by instruction (from ROM and
+from WRAM), the demo game in lockstep with PyBoy for 240,000 frames per seed (registers and all
 RAM after every step), 512 more random IO-access programs, 5,000 more random pixel
 scenes of each kind, and 4 envs of the demo game whose every step's pixels equal
-PyBoy's for 48,000 frames; and 64 envs for 9,600 frames equal their one-env runs. Not in ``make test`` or CI (about 2 minutes on 2 cores);
+PyBoy's for 48,000 frames; and 64 envs for 9,600 frames equal their one-env runs. Not in ``make test`` or CI (about 3 minutes on 2 cores);
 run it before trusting a change to the step kernel's timing or the renderers.
 """
 
@@ -19,6 +20,7 @@ from gbxcule import demo_game
 from gbxcule.core import pixels as px
 
 from . import test_emu_cpu_multienv as multienv
+from . import test_emu_cpu_ops as cpu_ops
 from .emu_timing_programs import random_io_program
 from .test_emu_timing_lockstep import assert_lockstep
 from .test_pixels_emulator import demo_running, run_side_by_side
@@ -31,6 +33,7 @@ DEMO_STEPS = 10_000  # x 24 frames
 IO_SEEDS = range(1_000, 1_512)  # the fast suite uses seeds 0-5
 SCENE_SEEDS = range(SEEDS_PER_KIND, SEEDS_PER_KIND + 5_000)
 PIXEL_STEPS = 2_000  # x 24 frames, 4 envs
+CPU_FUZZ_SEEDS = range(100, 132)  # the fast suite uses seeds 1-4
 DEMO = str(spec_rom_file(get_rom("demo_game")))
 
 
@@ -47,6 +50,15 @@ def test_soak_random_io_programs(block):
     seeds = IO_SEEDS[block::8]
     for seed in seeds:
         assert_lockstep(random_io_program(seed), 40)
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_soak_cpu_fuzz_programs(block):
+    """Random instruction streams: every instruction's registers and cycles, then RAM,
+    from ROM and copied to WRAM (fetches through the bus)."""
+    for seed in CPU_FUZZ_SEEDS[block::4]:
+        cpu_ops.test_random_program_from_rom(seed)
+        cpu_ops.test_random_program_from_wram(seed)
 
 
 @pytest.mark.parametrize("kind", sorted(SCENE_KINDS))
