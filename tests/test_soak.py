@@ -1,12 +1,17 @@
 """Soak: the fast suite's PyBoy comparisons, run much longer (``make test-slow``).
 
 Each test here is a longer run of a check ``make test`` already makes, with new seeds:
-32 more random instruction streams traced instruction by instruction (from ROM and
-from WRAM), the demo game in lockstep with PyBoy for 240,000 frames per seed (registers and all
-RAM after every step), 512 more random IO-access programs, 5,000 more random pixel
-scenes of each kind, and 4 envs of the demo game whose every step's pixels equal
-PyBoy's for 48,000 frames; and 64 envs for 9,600 frames equal their one-env runs. Not in ``make test`` or CI (about 3 minutes on 2 cores);
-run it before trusting a change to the step kernel's timing or the renderers.
+- 32 more random instruction streams, traced instruction by instruction (from ROM and
+  from WRAM);
+- the demo game in lockstep with PyBoy for 240,000 frames per seed (registers and all
+  RAM after every step);
+- 512 more random IO-access programs;
+- 5,000 more random pixel scenes of each kind;
+- 4 envs of the demo game whose every step's pixels equal PyBoy's for 48,000 frames;
+- 64 envs for 9,600 frames that equal their one-env runs.
+
+Not in ``make test`` or CI (about 3 minutes on 2 cores); run it before trusting a
+change to the step kernel's timing or the renderers.
 """
 
 from __future__ import annotations
