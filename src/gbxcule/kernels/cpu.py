@@ -48,6 +48,7 @@ from gbxcule.kernels.alu import (
     zflag,
 )
 from gbxcule.kernels.bus import bus_read_at, bus_write_at
+from gbxcule.kernels.cpu_fast import cpu_fast
 from gbxcule.kernels.cpu_regs import CpuRegs, load_regs, store_regs
 from gbxcule.kernels.fetch import fetch, is_illegal
 from gbxcule.kernels.ioregs import pending_interrupts
@@ -108,13 +109,13 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
 
 @wp.func(inline=True)  # one call site per kernel; +2 % on the CPU (A/B, 8 rounds)
 def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
-    """``cpu_execute`` on registers held in ``regs``. In memory only H and L are kept current
-    (written after every instruction): OAM reads during DMA compare the address with HL."""
+    """``cpu_execute`` on registers held in ``regs`` (cycle counter included); memory gets
+    the cycle count and HL before each bus access (kernels/cpu_regs.py)."""
     i32 = m.i32
     i64 = m.i64
     pc = regs.pc
-    c0 = i64[i, CYCLES]
-    fetched = fetch(m, i, pc)
+    c0 = regs.cycles
+    fetched = fetch(m, i, pc, c0, regs.h, regs.l)
     op = fetched & 0xFF
     n1 = (fetched >> 8) & 0xFF
     n16 = fetched >> 8
@@ -122,6 +123,11 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
     if cb == 0 and is_illegal(op) != 0:
         i32[i, LOCKED] = 0x100 | op
         return 0
+    if cb == 0 and regs.ime_delay == 0:
+        fast = cpu_fast(regs, op, n1, n16)  # register-only opcodes (kernels/cpu_fast.py)
+        if fast != 0:
+            regs.cycles = c0 + wp.int64(fast)
+            return 0
     if cb == 1:
         op = n1
     x = op >> 6
@@ -201,6 +207,9 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
     m0 = wp.int32(0)
     m1 = wp.int32(0)
     k = wp.int32(0)
+    if rd_n != 0:  # the bus reads HL (OAM during DMA) and the cycle of the access
+        i32[i, REG_H] = h
+        i32[i, REG_L] = l
     while k < rd_n:
         i64[i, CYCLES] = c0 + wp.int64(rd_at + 4 * k)
         v = bus_read_at(m, i, (rd_addr + k) & 0xFFFF, rd_offset)
@@ -486,6 +495,9 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
 
     # ---- phase 3: memory writes ---------------------------------------------
     k = wp.int32(0)
+    if wr_n != 0:
+        i32[i, REG_H] = h
+        i32[i, REG_L] = l
     while k < wr_n:
         i64[i, CYCLES] = c0 + wp.int64(wr_at + wr_step * k)
         addr = (wr_addr + wr_dir * k) & 0xFFFF
@@ -533,9 +545,7 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
     regs.e = e
     regs.h = h
     regs.l = l
-    i32[i, REG_H] = h
-    i32[i, REG_L] = l
-    i64[i, CYCLES] = c0 + wp.int64(cycles)
+    regs.cycles = c0 + wp.int64(cycles)
     # PyBoy's EI countdown at the end of fetch_and_execute
     if ei_delay > 0:
         ei_delay = ei_delay - 1

@@ -2,9 +2,11 @@
 
 ``cpu_tick`` (kernels/step.py) loads them once (``load_regs``), runs
 ``cpu_step`` on them, and stores them back (``store_regs``) before anything else
-reads them: interrupt dispatch at the next slice, the host. In memory
-(``Machine.i32``) only H and L stay current meanwhile, because OAM reads during
-DMA compare the address with HL (kernels/dma.py).
+reads them: interrupt dispatch at the next slice, the host. The cycle counter
+travels with them (``cycles``). Meanwhile memory is brought up to date only where
+something else reads it: before every bus access the CPU stores the access's cycle
+count (``CYCLES``) and H and L (OAM reads during DMA compare the address with HL,
+kernels/dma.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.kernels.state import (
+    CYCLES,
     IME,
     IME_DELAY,
     PC,
@@ -46,6 +49,7 @@ class CpuRegs:
     l: wp.int32  # noqa: E741
     ime: wp.int32
     ime_delay: wp.int32
+    cycles: wp.int64  # T-cycles since power-on (CYCLES)
 
 
 @wp.func
@@ -64,6 +68,7 @@ def load_regs(m: wp.ref[Machine], i: int) -> CpuRegs:
     r.l = i32[i, REG_L]
     r.ime = i32[i, IME]
     r.ime_delay = i32[i, IME_DELAY]
+    r.cycles = m.i64[i, CYCLES]
     return r
 
 
@@ -82,3 +87,71 @@ def store_regs(m: wp.ref[Machine], i: int, r: CpuRegs):
     i32[i, REG_L] = r.l
     i32[i, IME] = r.ime
     i32[i, IME_DELAY] = r.ime_delay
+    m.i64[i, CYCLES] = r.cycles
+
+
+@wp.func
+def get_r8(regs: wp.ref[CpuRegs], idx: int) -> int:
+    """8-bit register ``idx`` as opcodes number them (B C D E H L - A; 6, [HL], reads A)."""
+    v = regs.a
+    if idx == 0:
+        v = regs.b
+    if idx == 1:
+        v = regs.c
+    if idx == 2:
+        v = regs.d
+    if idx == 3:
+        v = regs.e
+    if idx == 4:
+        v = regs.h
+    if idx == 5:
+        v = regs.l
+    return v
+
+
+@wp.func
+def set_r8(regs: wp.ref[CpuRegs], idx: int, v: int):
+    """Write 8-bit register ``idx`` (6, [HL], writes nothing)."""
+    if idx == 0:
+        regs.b = v
+    if idx == 1:
+        regs.c = v
+    if idx == 2:
+        regs.d = v
+    if idx == 3:
+        regs.e = v
+    if idx == 4:
+        regs.h = v
+    if idx == 5:
+        regs.l = v
+    if idx == 7:
+        regs.a = v
+
+
+@wp.func
+def get_r16(regs: wp.ref[CpuRegs], p: int) -> int:
+    """Pair ``p`` as opcodes number it: BC, DE, HL, SP."""
+    v = regs.sp
+    if p == 0:
+        v = (regs.b << 8) | regs.c
+    if p == 1:
+        v = (regs.d << 8) | regs.e
+    if p == 2:
+        v = (regs.h << 8) | regs.l
+    return v
+
+
+@wp.func
+def set_r16(regs: wp.ref[CpuRegs], p: int, v: int):
+    """Write pair ``p`` (BC, DE, HL, SP) with the 16-bit ``v``."""
+    if p == 0:
+        regs.b = v >> 8
+        regs.c = v & 0xFF
+    if p == 1:
+        regs.d = v >> 8
+        regs.e = v & 0xFF
+    if p == 2:
+        regs.h = v >> 8
+        regs.l = v & 0xFF
+    if p == 3:
+        regs.sp = v

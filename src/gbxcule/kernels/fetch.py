@@ -14,7 +14,7 @@ import warp as wp
 
 from gbxcule.kernels.bus import bus_read_at, hram_read_at
 from gbxcule.kernels.mbc import rom_read
-from gbxcule.kernels.state import BOOT_ON, ROM_BANK, ROM_BANK_LOW, Machine
+from gbxcule.kernels.state import BOOT_ON, CYCLES, REG_H, REG_L, ROM_BANK, ROM_BANK_LOW, Machine
 
 wp.set_module_options({"enable_backward": False})
 
@@ -70,9 +70,10 @@ def is_illegal(op: int) -> int:
 
 
 @wp.func
-def fetch(m: wp.ref[Machine], i: int, pc: int) -> int:
+def fetch(m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, h: int, l: int) -> int:  # noqa: E741
     """Opcode and the two bytes after it (``op | n1 << 8 | n2 << 16``), read the way PyBoy's
-    fetch reads them. Packed into one int so the bytes stay in registers."""
+    fetch reads them. Packed into one int so the bytes stay in registers. Code outside the
+    ROM is read through the bus, which first gets the CPU's ``cycles`` and HL."""
     i32 = m.i32
     if pc + 2 < 0x8000:
         if i32[i, BOOT_ON] != 0:
@@ -86,6 +87,9 @@ def fetch(m: wp.ref[Machine], i: int, pc: int) -> int:
         k = wp.max(base + pc, 0)
         rom = m.rom
         return int(rom[k]) | (int(rom[k + 1]) << 8) | (int(rom[k + 2]) << 16)
+    m.i64[i, CYCLES] = cycles
+    i32[i, REG_H] = h
+    i32[i, REG_L] = l
     out = wp.int32(0)
     count = wp.int32(1)
     k = wp.int32(0)

@@ -102,7 +102,7 @@ def cpu_tick(m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int) -> int:
     stopped = wp.int32(0)
     if i64[i, CYCLES] < end:
         r = load_regs(m, i)  # registers stay in locals for the run of instructions
-        while i64[i, CYCLES] < end:
+        while r.cycles < end:
             if r.pc == stop_pc and i32[i, BOOT_ON] == 0:
                 stopped = 1
                 break
