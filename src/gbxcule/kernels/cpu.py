@@ -48,7 +48,7 @@ from gbxcule.kernels.alu import (
     zflag,
 )
 from gbxcule.kernels.bus import bus_read_at, bus_write_at
-from gbxcule.kernels.cpu_fast import cpu_fast
+from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem
 from gbxcule.kernels.cpu_regs import CpuRegs, load_regs, store_regs
 from gbxcule.kernels.fetch import fetch, is_illegal
 from gbxcule.kernels.ioregs import pending_interrupts
@@ -123,11 +123,17 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
     if cb == 0 and is_illegal(op) != 0:
         i32[i, LOCKED] = 0x100 | op
         return 0
-    if cb == 0 and regs.ime_delay == 0:
-        fast = cpu_fast(regs, op, n1, n16)  # register-only opcodes (kernels/cpu_fast.py)
+    if regs.ime_delay == 0:  # the common opcodes (kernels/cpu_fast.py)
+        fast = wp.int32(0)
+        if cb == 0:
+            fast = cpu_fast(regs, op, n1, n16)
+            if fast == 0:
+                fast = cpu_fast_mem(m, i, regs, op, n1, n16)
+        elif (n1 & 7) != 6:
+            fast = cpu_fast_cb(regs, n1)
         if fast != 0:
-            regs.cycles = c0 + wp.int64(fast)
-            return 0
+            regs.cycles = c0 + wp.int64(fast & 0xFF)
+            return fast >> 8
     if cb == 1:
         op = n1
     x = op >> 6

@@ -1,23 +1,42 @@
-"""The CPU's fast path: base opcodes that touch only registers, decoded on their own.
+"""The CPU's fast paths: the common opcodes, each decoded on its own.
 
 ``cpu_step`` (kernels/cpu.py) decodes every opcode through the same phases (reads,
 compute, writes, write-back), so one code path serves whole opcode families; on
-the CPU device that costs every instruction the work of all phases. Most
-instructions a game runs touch no memory: loads between registers, 8-bit ALU ops,
-INC/DEC, 16-bit loads and INC/DEC, relative and absolute jumps. ``cpu_fast`` runs
-those directly and ``cpu_step`` skips its phases for them (measured in
-history/performance.md, step 13). Everything else,
-and any instruction while an EI countdown runs, goes the general way. The results
-are the same: the lockstep with PyBoy and the instruction-by-instruction fuzz traces
-run both paths.
+the CPU device that costs every instruction the work of all phases. The opcodes a
+game runs most are simple, and run here directly; ``cpu_step`` skips its phases
+for them:
+- ``cpu_fast``: register-only base opcodes (LD r,r', ALU, INC/DEC, 16-bit loads and
+  INC/DEC, ADD HL,rr, the accumulator rotates, DAA, CPL, SCF, CCF, JR/JP, JP HL,
+  LD SP,HL, DI, NOP);
+- ``cpu_fast_cb``: CB opcodes on registers;
+- ``cpu_fast_mem``: loads and stores through HL/BC/DE/HL+/HL-, LDH, [C] and [n16],
+  ALU A,[HL], INC/DEC [HL], LD [HL],n8, PUSH/POP, CALL/RET (and their conditional
+  forms), RST. Each access at the cycle and with the access offset the phases give it.
+Everything else (HALT, STOP, EI, RETI, CB on [HL], the SP arithmetic, LD [n16],SP)
+and any instruction while an EI countdown runs go the general way. Measured in
+history/performance.md (step 13). The two ways agree
+exactly: the lockstep with PyBoy and the instruction-by-instruction fuzz traces run
+both, and a wrong cycle count or flag in either fails tens of tests.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.alu import alu8, condition, inc_dec8, signed8
+from gbxcule.kernels.alu import (
+    FC,
+    FH,
+    alu8,
+    condition,
+    daa,
+    inc_dec8,
+    rot_shift,
+    signed8,
+    zflag,
+)
+from gbxcule.kernels.bus import bus_read_at, bus_write_at
 from gbxcule.kernels.cpu_regs import CpuRegs, get_r8, get_r16, set_r8, set_r16
+from gbxcule.kernels.state import CYCLES, REG_H, REG_L, Machine
 
 wp.set_module_options({"enable_backward": False})
 
@@ -55,6 +74,14 @@ def cpu_fast(regs: wp.ref[CpuRegs], op: int, n1: int, n16: int) -> int:
             set_r16(regs, y >> 1, n16)
             cyc = 12
             npc = pc + 3
+        if z == 1 and (y & 1) == 1:  # ADD HL,rr
+            hl = (regs.h << 8) | regs.l
+            rr = get_r16(regs, y >> 1)
+            t16 = hl + rr
+            nf = (regs.f & 0x80) | wp.where((hl & 0xFFF) + (rr & 0xFFF) > 0xFFF, FH, 0)
+            regs.f = nf | wp.where(t16 > 0xFFFF, FC, 0)
+            set_r16(regs, 2, t16 & 0xFFFF)
+            cyc = 8
         if z == 3:  # INC rr / DEC rr
             set_r16(regs, y >> 1, (get_r16(regs, y >> 1) + 1 - 2 * (y & 1)) & 0xFFFF)
             cyc = 8
@@ -67,6 +94,25 @@ def cpu_fast(regs: wp.ref[CpuRegs], op: int, n1: int, n16: int) -> int:
             set_r8(regs, y, n1)
             cyc = 8
             npc = pc + 2
+        if z == 7:  # RLCA RRCA RLA RRA (Z always clear), DAA, CPL, SCF, CCF
+            a = regs.a
+            f = regs.f
+            if y < 4:
+                r = rot_shift(y, a, f)
+                regs.a = r[0]
+                regs.f = r[1] & FC
+            if y == 4:
+                r = daa(a, f)
+                regs.a = r[0]
+                regs.f = r[1]
+            if y == 5:
+                regs.a = (~a) & 0xFF
+                regs.f = (f & 0x90) | 0x60
+            if y == 6:
+                regs.f = (f & 0x80) | FC
+            if y == 7:
+                regs.f = (f & 0x80) | ((f & FC) ^ FC)
+            cyc = 4
     else:
         if z == 6:  # ALU A,n8
             r = alu8(y, regs.a, n1, regs.f)
@@ -77,6 +123,15 @@ def cpu_fast(regs: wp.ref[CpuRegs], op: int, n1: int, n16: int) -> int:
         if z == 3 and y == 0:  # JP n16
             cyc = 16
             npc = n16
+        if z == 3 and y == 6:  # DI (no EI countdown runs here)
+            regs.ime = 0
+            cyc = 4
+        if z == 1 and y == 5:  # JP HL
+            cyc = 4
+            npc = (regs.h << 8) | regs.l
+        if z == 1 and y == 7:  # LD SP,HL
+            regs.sp = (regs.h << 8) | regs.l
+            cyc = 8
         if z == 2 and y < 4:  # JP cc,n16
             cyc = 12
             npc = pc + 3
@@ -86,3 +141,178 @@ def cpu_fast(regs: wp.ref[CpuRegs], op: int, n1: int, n16: int) -> int:
     if cyc != 0:
         regs.pc = npc & 0xFFFF
     return cyc
+
+
+@wp.func
+def cpu_fast_cb(regs: wp.ref[CpuRegs], op: int) -> int:
+    """CB opcode ``op`` on a register (not [HL]): 8 T-cycles, registers and PC updated."""
+    x = op >> 6
+    y = (op >> 3) & 7
+    z = op & 7
+    src = get_r8(regs, z)
+    t = src
+    if x == 0:  # RLC RRC RL RR SLA SRA SWAP SRL
+        r = rot_shift(y, src, regs.f)
+        t = r[0]
+        regs.f = r[1]
+    if x == 1:  # BIT
+        regs.f = (regs.f & FC) | FH | zflag(src & (1 << y))
+    if x == 2:  # RES
+        t = src & ~(1 << y)
+    if x == 3:  # SET
+        t = src | (1 << y)
+    if x != 1:
+        set_r8(regs, z, t)
+    regs.pc = (regs.pc + 2) & 0xFFFF
+    return 8
+
+
+@wp.func
+def bus_in(
+    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, off: int
+) -> int:
+    """A CPU read at cycle ``at`` with access offset ``off``; the bus gets the cycle and HL."""
+    m.i64[i, CYCLES] = at
+    m.i32[i, REG_H] = regs.h
+    m.i32[i, REG_L] = regs.l
+    return bus_read_at(m, i, addr & 0xFFFF, off)
+
+
+@wp.func
+def bus_out(
+    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, v: int, off: int
+) -> int:
+    """A CPU write at cycle ``at`` with access offset ``off``; PyBoy's ``bail`` (1: stop)."""
+    m.i64[i, CYCLES] = at
+    m.i32[i, REG_H] = regs.h
+    m.i32[i, REG_L] = regs.l
+    return bus_write_at(m, i, addr & 0xFFFF, v, off)
+
+
+@wp.func
+def cpu_fast_mem(
+    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, n1: int, n16: int
+) -> int:
+    """Run base opcode ``op`` if it is one of the common one-byte loads and stores: its
+    T-cycles | bail << 8 (bail as the bus returns it), registers and PC updated; 0 if not.
+
+    Each access happens at the cycle and with the access offset ``cpu_step``'s phases
+    give it (PyBoy's timing): loads through HL, BC, DE, HL+/HL-, LDH, [C] and [n16],
+    ALU A,[HL], INC/DEC [HL] and LD [HL],n8.
+    """
+    x = op >> 6
+    y = (op >> 3) & 7
+    z = op & 7
+    c0 = regs.cycles
+    hl = (regs.h << 8) | regs.l
+    pc = regs.pc
+    cyc = wp.int32(0)
+    bail = wp.int32(0)
+    npc = pc + 1
+    if x == 1:
+        if z == 6 and y != 6:  # LD r,[HL] (LD A,[HL] reads with PyBoy's offset 4)
+            set_r8(regs, y, bus_in(m, i, regs, c0, hl, wp.where(y == 7, 4, 0)))
+            cyc = 8
+        if y == 6 and z != 6:  # LD [HL],r
+            bail = bus_out(m, i, regs, c0, hl, get_r8(regs, z), 0)
+            cyc = 8
+    elif x == 2:
+        if z == 6:  # ALU A,[HL]
+            r = alu8(y, regs.a, bus_in(m, i, regs, c0, hl, 0), regs.f)
+            regs.a = r[0]
+            regs.f = r[1]
+            cyc = 8
+    elif x == 0:
+        if (z == 4 or z == 5) and y == 6:  # INC [HL] / DEC [HL]
+            r = inc_dec8(bus_in(m, i, regs, c0, hl, 0), z - 4, regs.f)
+            bail = bus_out(m, i, regs, c0 + wp.int64(4), hl, r[0], 0)
+            regs.f = r[1]
+            cyc = 12
+        if z == 6 and y == 6:  # LD [HL],n8
+            bail = bus_out(m, i, regs, c0 + wp.int64(4), hl, n1, 0)
+            cyc = 12
+            npc = pc + 2
+        if z == 2:  # LD [rr],A / LD A,[rr]: BC, DE (offset 4), HL+, HL-
+            p = y >> 1
+            addr = get_r16(regs, wp.min(p, 2))
+            off = wp.where(p == 1, 4, 0)
+            if (y & 1) == 0:
+                bail = bus_out(m, i, regs, c0, addr, regs.a, off)
+            else:
+                regs.a = bus_in(m, i, regs, c0, addr, off)
+            if p >= 2:
+                set_r16(regs, 2, (hl + 5 - 2 * p) & 0xFFFF)
+            cyc = 8
+    else:
+        if z == 0 and y == 4:  # LDH [n8],A
+            bail = bus_out(m, i, regs, c0 + wp.int64(4), 0xFF00 | n1, regs.a, 0)
+            cyc = 12
+            npc = pc + 2
+        if z == 0 and y == 6:  # LDH A,[n8]
+            regs.a = bus_in(m, i, regs, c0 + wp.int64(4), 0xFF00 | n1, 0)
+            cyc = 12
+            npc = pc + 2
+        if z == 2 and y == 4:  # LD [C],A
+            bail = bus_out(m, i, regs, c0, 0xFF00 | regs.c, regs.a, 0)
+            cyc = 8
+        if z == 2 and y == 6:  # LD A,[C]
+            regs.a = bus_in(m, i, regs, c0, 0xFF00 | regs.c, 0)
+            cyc = 8
+        if z == 2 and y == 5:  # LD [n16],A
+            bail = bus_out(m, i, regs, c0 + wp.int64(8), n16, regs.a, 0)
+            cyc = 16
+            npc = pc + 3
+        if z == 2 and y == 7:  # LD A,[n16]
+            regs.a = bus_in(m, i, regs, c0 + wp.int64(8), n16, 0)
+            cyc = 16
+            npc = pc + 3
+        sp = regs.sp
+        push = wp.int32(-1)  # a 16-bit value pushed with its first byte at c0 + push_at
+        push_at = wp.int32(8)
+        if z == 5 and (y & 1) == 0:  # PUSH rr
+            push = get_r16(regs, y >> 1)
+            if y == 6:
+                push = (regs.a << 8) | regs.f
+            cyc = 16
+        if (z == 5 and y == 1) or (z == 4 and y < 4):  # CALL n16 / CALL cc,n16
+            cyc = 12
+            npc = pc + 3
+            if z == 5 or condition(y, regs.f) != 0:
+                push = (pc + 3) & 0xFFFF
+                push_at = 16
+                cyc = 24
+                npc = n16
+        if z == 7:  # RST
+            push = (pc + 1) & 0xFFFF
+            cyc = 16
+            npc = y * 8
+        if push >= 0:
+            bail = bus_out(m, i, regs, c0 + wp.int64(push_at), sp - 1, push >> 8, 0)
+            bail = bail | bus_out(m, i, regs, c0 + wp.int64(push_at + 4), sp - 2, push, 0)
+            regs.sp = (sp - 2) & 0xFFFF
+        pop_at = wp.int32(-1)  # a 16-bit value popped with its first byte at c0 + pop_at
+        if z == 1 and (y & 1) == 0:  # POP rr
+            pop_at = 0
+            cyc = 12
+        if z == 1 and y == 1:  # RET
+            pop_at = 4
+            cyc = 16
+        if z == 0 and y < 4:  # RET cc
+            cyc = 8
+            if condition(y, regs.f) != 0:
+                pop_at = 8
+                cyc = 20
+        if pop_at >= 0:
+            v = bus_in(m, i, regs, c0 + wp.int64(pop_at), sp, 0)
+            v = v | (bus_in(m, i, regs, c0 + wp.int64(pop_at + 4), sp + 1, 0) << 8)
+            regs.sp = (sp + 2) & 0xFFFF
+            if z == 1 and y == 6:  # POP AF: the low nibble of F reads as 0
+                regs.a = v >> 8
+                regs.f = v & 0xF0
+            elif z == 1 and (y & 1) == 0:
+                set_r16(regs, y >> 1, v)
+            else:
+                npc = v
+    if cyc != 0:
+        regs.pc = npc & 0xFFFF
+    return cyc | (bail << 8)
