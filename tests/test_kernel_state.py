@@ -9,7 +9,13 @@ import pytest
 import warp as wp
 
 from gbxcule.asm import build_rom
-from gbxcule.backends.warp_base import allocate_machine, cart_config, field_view, per_env_arrays
+from gbxcule.backends.warp_base import (
+    allocate_machine,
+    cart_config,
+    field_view,
+    per_env_arrays,
+    rom_code_words,
+)
 from gbxcule.kernels import state
 from gbxcule.kernels.state import CYCLES, PC, Machine, env_view
 
@@ -71,3 +77,16 @@ def test_env_view_writes_reach_only_that_env(layout):
             want[(TARGET, *where)] = value
         assert np.array_equal(values, want), f"{layout}: {name}"
     assert int(field_view(m, "pc").numpy()[TARGET]) == 0x1234
+
+
+def test_rom_code_packs_three_bytes_little_endian():
+    rom = np.array([0x01, 0x02, 0x03, 0xFE, 0xFF], dtype=np.uint8)
+    words = rom_code_words(rom)
+    assert words.dtype == np.int32 and len(words) == len(rom)
+    assert words.tolist() == [0x030201, 0xFE0302, 0xFFFE03, 0x00FFFE, 0x0000FF]
+    image = build_rom('SECTION "main", ROM0[$0150]\n    ld hl, $BEEF\n')
+    arr = np.frombuffer(image, dtype=np.uint8)
+    m = allocate_machine(
+        1, rom=arr, boot=np.zeros(256, np.uint8), cart=cart_config(image)[1], device="cpu"
+    )
+    assert m.rom_code.numpy()[0x150] == 0xBEEF21  # LD HL,n16 = $21, then $EF $BE

@@ -31,7 +31,7 @@ from gbxcule.core.cartridge import RAM_BANK_SIZE, CartridgeError, CartridgeHeade
 from gbxcule.core.memory_layout import row_bytes
 
 MEM_LAYOUTS = ("env_major", "interleaved")
-SHARED_FIELDS = ("rom", "boot")
+SHARED_FIELDS = ("rom", "rom_code", "boot")
 LOGO_RANGE = (0x0104, 0x0134)
 MBC_KIND = {"none": 0, "mbc1": 1, "mbc2": 2, "mbc3": 3, "mbc5": 5}  # = kernels/mbc.py MBC_*
 MBC2_RAM_BYTES = 512
@@ -129,6 +129,13 @@ def cart_config(rom: bytes) -> tuple[CartridgeHeader, CartConfig]:
     )
 
 
+def rom_code_words(rom: np.ndarray) -> np.ndarray:
+    """int32 ``[len(rom)]``: the ROM's bytes ``k``, ``k+1``, ``k+2`` packed little-endian
+    (``Machine.rom_code``), zeros past the end."""
+    r = np.concatenate([np.asarray(rom, dtype=np.uint8).astype(np.int32), np.zeros(2, np.int32)])
+    return r[:-2] | (r[1:-1] << 8) | (r[2:] << 16)
+
+
 def allocate_machine(
     num_envs: int,
     *,
@@ -147,7 +154,7 @@ def allocate_machine(
         raise ValueError(f"mem_layout must be one of {MEM_LAYOUTS}, got {mem_layout!r}")
     m = Machine()
     scalars = cart.scalars()
-    shared = {"rom": rom, "boot": boot}
+    shared = {"rom": rom, "rom_code": rom_code_words(rom), "boot": boot}
     for name, var in Machine.vars.items():
         vtype = var.type
         if name in SHARED_FIELDS:

@@ -85,8 +85,7 @@ def fetch(m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, h: int, l: int)
         if pc + 2 < 0x4000:
             base = i32[i, ROM_BANK_LOW] * 0x4000
         k = wp.max(base + pc, 0)
-        rom = m.rom
-        return int(rom[k]) | (int(rom[k + 1]) << 8) | (int(rom[k + 2]) << 16)
+        return m.rom_code[k]
     m.i64[i, CYCLES] = cycles
     i32[i, REG_H] = h
     i32[i, REG_L] = l

@@ -188,6 +188,9 @@ OAM_LINES2 = _col(I64_FIELDS, "oam_lines2")
 class Machine:
     # ---- shared, read-only -------------------------------------------------
     rom: wp.array(dtype=wp.uint8)  # one copy of the cartridge ROM for all envs
+    # rom_code[k] = rom[k] | rom[k+1] << 8 | rom[k+2] << 16 (0 past the end): an instruction
+    # fetched from ROM is one load (kernels/fetch.py). Built from rom by warp_base.
+    rom_code: wp.array(dtype=wp.int32)
     boot: wp.array(dtype=wp.uint8)  # 256-byte boot ROM mapped at 0x0000 until FF50 is written
     # ---- per-env RAM: [N, row_bytes], see core/memory_layout.py -----------
     mem: wp.array2d(dtype=wp.uint8)
@@ -235,6 +238,7 @@ def env_view(m: Machine, i: int) -> Machine:
     """
     v = Machine()
     v.rom = m.rom
+    v.rom_code = m.rom_code
     v.boot = m.boot
     v.mem = m.mem[i : i + 1]
     v.i32 = m.i32[i : i + 1]
