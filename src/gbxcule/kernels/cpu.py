@@ -120,10 +120,7 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
     n1 = (fetched >> 8) & 0xFF
     n16 = fetched >> 8
     cb = wp.where(op == 0xCB, 1, 0)
-    if cb == 0 and is_illegal(op) != 0:
-        i32[i, LOCKED] = 0x100 | op
-        return 0
-    if regs.ime_delay == 0:  # the common opcodes (kernels/cpu_fast.py)
+    if regs.ime_delay == 0:  # the common opcodes (kernels/cpu_fast.py; none is illegal)
         fast = wp.int32(0)
         if cb == 0:
             fast = cpu_fast(regs, op, n1, n16)
@@ -134,6 +131,9 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
         if fast != 0:
             regs.cycles = c0 + wp.int64(fast & 0xFF)
             return fast >> 8
+    if cb == 0 and is_illegal(op) != 0:
+        i32[i, LOCKED] = 0x100 | op
+        return 0
     if cb == 1:
         op = n1
     x = op >> 6

@@ -61,56 +61,60 @@ def cpu_fast(regs: wp.ref[CpuRegs], op: int, n1: int, n16: int) -> int:
             regs.a = r[0]
             regs.f = r[1]
             cyc = 4
-    elif x == 0:
-        if z == 0 and y == 0:  # NOP
-            cyc = 4
-        if z == 0 and y >= 3:  # JR / JR cc
-            cyc = 8
-            npc = pc + 2
-            if y == 3 or condition(y - 4, regs.f) != 0:
+    elif x == 0:  # one branch per z: a short if/elif chain, no test repeated
+        if z == 0:
+            if y == 0:  # NOP
+                cyc = 4
+            elif y >= 3:  # JR / JR cc
+                cyc = 8
+                npc = pc + 2
+                if y == 3 or condition(y - 4, regs.f) != 0:
+                    cyc = 12
+                    npc = pc + 2 + signed8(n1)
+        elif z == 1:
+            if (y & 1) == 0:  # LD rr,n16
+                set_r16(regs, y >> 1, n16)
                 cyc = 12
-                npc = pc + 2 + signed8(n1)
-        if z == 1 and (y & 1) == 0:  # LD rr,n16
-            set_r16(regs, y >> 1, n16)
-            cyc = 12
-            npc = pc + 3
-        if z == 1 and (y & 1) == 1:  # ADD HL,rr
-            hl = (regs.h << 8) | regs.l
-            rr = get_r16(regs, y >> 1)
-            t16 = hl + rr
-            nf = (regs.f & 0x80) | wp.where((hl & 0xFFF) + (rr & 0xFFF) > 0xFFF, FH, 0)
-            regs.f = nf | wp.where(t16 > 0xFFFF, FC, 0)
-            set_r16(regs, 2, t16 & 0xFFFF)
-            cyc = 8
-        if z == 3:  # INC rr / DEC rr
+                npc = pc + 3
+            else:  # ADD HL,rr
+                hl = (regs.h << 8) | regs.l
+                rr = get_r16(regs, y >> 1)
+                t16 = hl + rr
+                nf = (regs.f & 0x80) | wp.where((hl & 0xFFF) + (rr & 0xFFF) > 0xFFF, FH, 0)
+                regs.f = nf | wp.where(t16 > 0xFFFF, FC, 0)
+                set_r16(regs, 2, t16 & 0xFFFF)
+                cyc = 8
+        elif z == 3:  # INC rr / DEC rr
             set_r16(regs, y >> 1, (get_r16(regs, y >> 1) + 1 - 2 * (y & 1)) & 0xFFFF)
             cyc = 8
-        if (z == 4 or z == 5) and y != 6:  # INC r / DEC r
-            r = inc_dec8(get_r8(regs, y), z - 4, regs.f)
-            set_r8(regs, y, r[0])
-            regs.f = r[1]
-            cyc = 4
-        if z == 6 and y != 6:  # LD r,n8
-            set_r8(regs, y, n1)
-            cyc = 8
-            npc = pc + 2
-        if z == 7:  # RLCA RRCA RLA RRA (Z always clear), DAA, CPL, SCF, CCF
+        elif z == 4 or z == 5:
+            if y != 6:  # INC r / DEC r
+                r = inc_dec8(get_r8(regs, y), z - 4, regs.f)
+                set_r8(regs, y, r[0])
+                regs.f = r[1]
+                cyc = 4
+        elif z == 6:
+            if y != 6:  # LD r,n8
+                set_r8(regs, y, n1)
+                cyc = 8
+                npc = pc + 2
+        elif z == 7:  # RLCA RRCA RLA RRA (Z always clear), DAA, CPL, SCF, CCF
             a = regs.a
             f = regs.f
             if y < 4:
                 r = rot_shift(y, a, f)
                 regs.a = r[0]
                 regs.f = r[1] & FC
-            if y == 4:
+            elif y == 4:
                 r = daa(a, f)
                 regs.a = r[0]
                 regs.f = r[1]
-            if y == 5:
+            elif y == 5:
                 regs.a = (~a) & 0xFF
                 regs.f = (f & 0x90) | 0x60
-            if y == 6:
+            elif y == 6:
                 regs.f = (f & 0x80) | FC
-            if y == 7:
+            else:
                 regs.f = (f & 0x80) | ((f & FC) ^ FC)
             cyc = 4
     else:
@@ -120,24 +124,27 @@ def cpu_fast(regs: wp.ref[CpuRegs], op: int, n1: int, n16: int) -> int:
             regs.f = r[1]
             cyc = 8
             npc = pc + 2
-        if z == 3 and y == 0:  # JP n16
-            cyc = 16
-            npc = n16
-        if z == 3 and y == 6:  # DI (no EI countdown runs here)
-            regs.ime = 0
-            cyc = 4
-        if z == 1 and y == 5:  # JP HL
-            cyc = 4
-            npc = (regs.h << 8) | regs.l
-        if z == 1 and y == 7:  # LD SP,HL
-            regs.sp = (regs.h << 8) | regs.l
-            cyc = 8
-        if z == 2 and y < 4:  # JP cc,n16
-            cyc = 12
-            npc = pc + 3
-            if condition(y, regs.f) != 0:
+        elif z == 3:
+            if y == 0:  # JP n16
                 cyc = 16
                 npc = n16
+            elif y == 6:  # DI (no EI countdown runs here)
+                regs.ime = 0
+                cyc = 4
+        elif z == 1:
+            if y == 5:  # JP HL
+                cyc = 4
+                npc = (regs.h << 8) | regs.l
+            elif y == 7:  # LD SP,HL
+                regs.sp = (regs.h << 8) | regs.l
+                cyc = 8
+        elif z == 2:
+            if y < 4:  # JP cc,n16
+                cyc = 12
+                npc = pc + 3
+                if condition(y, regs.f) != 0:
+                    cyc = 16
+                    npc = n16
     if cyc != 0:
         regs.pc = npc & 0xFFFF
     return cyc

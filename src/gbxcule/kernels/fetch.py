@@ -76,9 +76,10 @@ def fetch(m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, h: int, l: int)
     ROM is read through the bus, which first gets the CPU's ``cycles`` and HL."""
     i32 = m.i32
     if pc + 2 < 0x8000:
-        if i32[i, BOOT_ON] != 0:
-            b0 = rom_read(m, i, pc)
-            return b0 | (rom_read(m, i, pc + 1) << 8) | (rom_read(m, i, pc + 2) << 16)
+        if pc < 0x100:  # the boot ROM may be mapped over 0x0000-0x00FF
+            if i32[i, BOOT_ON] != 0:
+                b0 = rom_read(m, i, pc)
+                return b0 | (rom_read(m, i, pc + 1) << 8) | (rom_read(m, i, pc + 2) << 16)
         # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
         # neighbour exactly like this.
         base = i32[i, ROM_BANK] * 0x4000 - 0x4000
