@@ -200,12 +200,12 @@ def bus_out(
 def cpu_fast_mem(
     m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, n1: int, n16: int
 ) -> int:
-    """Run base opcode ``op`` if it is one of the common one-byte loads and stores: its
+    """Run base opcode ``op`` if it is one of the common loads, stores and stack ops: its
     T-cycles | bail << 8 (bail as the bus returns it), registers and PC updated; 0 if not.
 
     Each access happens at the cycle and with the access offset ``cpu_step``'s phases
     give it (PyBoy's timing): loads through HL, BC, DE, HL+/HL-, LDH, [C] and [n16],
-    ALU A,[HL], INC/DEC [HL] and LD [HL],n8.
+    ALU A,[HL], INC/DEC [HL], LD [HL],n8, PUSH/POP, CALL/RET (and cc), RST.
     """
     x = op >> 6
     y = (op >> 3) & 7
@@ -220,7 +220,7 @@ def cpu_fast_mem(
         if z == 6 and y != 6:  # LD r,[HL] (LD A,[HL] reads with PyBoy's offset 4)
             set_r8(regs, y, bus_in(m, i, regs, c0, hl, wp.where(y == 7, 4, 0)))
             cyc = 8
-        if y == 6 and z != 6:  # LD [HL],r
+        elif y == 6 and z != 6:  # LD [HL],r
             bail = bus_out(m, i, regs, c0, hl, get_r8(regs, z), 0)
             cyc = 8
     elif x == 2:
@@ -230,15 +230,6 @@ def cpu_fast_mem(
             regs.f = r[1]
             cyc = 8
     elif x == 0:
-        if (z == 4 or z == 5) and y == 6:  # INC [HL] / DEC [HL]
-            r = inc_dec8(bus_in(m, i, regs, c0, hl, 0), z - 4, regs.f)
-            bail = bus_out(m, i, regs, c0 + wp.int64(4), hl, r[0], 0)
-            regs.f = r[1]
-            cyc = 12
-        if z == 6 and y == 6:  # LD [HL],n8
-            bail = bus_out(m, i, regs, c0 + wp.int64(4), hl, n1, 0)
-            cyc = 12
-            npc = pc + 2
         if z == 2:  # LD [rr],A / LD A,[rr]: BC, DE (offset 4), HL+, HL-
             p = y >> 1
             addr = get_r16(regs, wp.min(p, 2))
@@ -250,65 +241,86 @@ def cpu_fast_mem(
             if p >= 2:
                 set_r16(regs, 2, (hl + 5 - 2 * p) & 0xFFFF)
             cyc = 8
+        elif z == 4 or z == 5:
+            if y == 6:  # INC [HL] / DEC [HL]
+                r = inc_dec8(bus_in(m, i, regs, c0, hl, 0), z - 4, regs.f)
+                bail = bus_out(m, i, regs, c0 + wp.int64(4), hl, r[0], 0)
+                regs.f = r[1]
+                cyc = 12
+        elif z == 6:
+            if y == 6:  # LD [HL],n8
+                bail = bus_out(m, i, regs, c0 + wp.int64(4), hl, n1, 0)
+                cyc = 12
+                npc = pc + 2
     else:
-        if z == 0 and y == 4:  # LDH [n8],A
-            bail = bus_out(m, i, regs, c0 + wp.int64(4), 0xFF00 | n1, regs.a, 0)
-            cyc = 12
-            npc = pc + 2
-        if z == 0 and y == 6:  # LDH A,[n8]
-            regs.a = bus_in(m, i, regs, c0 + wp.int64(4), 0xFF00 | n1, 0)
-            cyc = 12
-            npc = pc + 2
-        if z == 2 and y == 4:  # LD [C],A
-            bail = bus_out(m, i, regs, c0, 0xFF00 | regs.c, regs.a, 0)
-            cyc = 8
-        if z == 2 and y == 6:  # LD A,[C]
-            regs.a = bus_in(m, i, regs, c0, 0xFF00 | regs.c, 0)
-            cyc = 8
-        if z == 2 and y == 5:  # LD [n16],A
-            bail = bus_out(m, i, regs, c0 + wp.int64(8), n16, regs.a, 0)
-            cyc = 16
-            npc = pc + 3
-        if z == 2 and y == 7:  # LD A,[n16]
-            regs.a = bus_in(m, i, regs, c0 + wp.int64(8), n16, 0)
-            cyc = 16
-            npc = pc + 3
         sp = regs.sp
         push = wp.int32(-1)  # a 16-bit value pushed with its first byte at c0 + push_at
         push_at = wp.int32(8)
-        if z == 5 and (y & 1) == 0:  # PUSH rr
-            push = get_r16(regs, y >> 1)
-            if y == 6:
-                push = (regs.a << 8) | regs.f
+        pop_at = wp.int32(-1)  # a 16-bit value popped with its first byte at c0 + pop_at
+        call = wp.int32(-1)  # CALL / CALL cc: 1 taken, 0 not
+        if z == 0:
+            if y < 4:  # RET cc
+                cyc = 8
+                if condition(y, regs.f) != 0:
+                    pop_at = 8
+                    cyc = 20
+            elif y == 4:  # LDH [n8],A
+                bail = bus_out(m, i, regs, c0 + wp.int64(4), 0xFF00 | n1, regs.a, 0)
+                cyc = 12
+                npc = pc + 2
+            elif y == 6:  # LDH A,[n8]
+                regs.a = bus_in(m, i, regs, c0 + wp.int64(4), 0xFF00 | n1, 0)
+                cyc = 12
+                npc = pc + 2
+        elif z == 1:
+            if (y & 1) == 0:  # POP rr
+                pop_at = 0
+                cyc = 12
+            elif y == 1:  # RET
+                pop_at = 4
+                cyc = 16
+        elif z == 2:
+            if y == 4:  # LD [C],A
+                bail = bus_out(m, i, regs, c0, 0xFF00 | regs.c, regs.a, 0)
+                cyc = 8
+            elif y == 5:  # LD [n16],A
+                bail = bus_out(m, i, regs, c0 + wp.int64(8), n16, regs.a, 0)
+                cyc = 16
+                npc = pc + 3
+            elif y == 6:  # LD A,[C]
+                regs.a = bus_in(m, i, regs, c0, 0xFF00 | regs.c, 0)
+                cyc = 8
+            elif y == 7:  # LD A,[n16]
+                regs.a = bus_in(m, i, regs, c0 + wp.int64(8), n16, 0)
+                cyc = 16
+                npc = pc + 3
+        elif z == 4:
+            if y < 4:  # CALL cc,n16
+                call = condition(y, regs.f)
+        elif z == 5:
+            if (y & 1) == 0:  # PUSH rr
+                push = get_r16(regs, y >> 1)
+                if y == 6:
+                    push = (regs.a << 8) | regs.f
+                cyc = 16
+            elif y == 1:  # CALL n16
+                call = 1
+        elif z == 7:  # RST
+            push = (pc + 1) & 0xFFFF
             cyc = 16
-        if (z == 5 and y == 1) or (z == 4 and y < 4):  # CALL n16 / CALL cc,n16
+            npc = y * 8
+        if call >= 0:
             cyc = 12
             npc = pc + 3
-            if z == 5 or condition(y, regs.f) != 0:
+            if call == 1:
                 push = (pc + 3) & 0xFFFF
                 push_at = 16
                 cyc = 24
                 npc = n16
-        if z == 7:  # RST
-            push = (pc + 1) & 0xFFFF
-            cyc = 16
-            npc = y * 8
         if push >= 0:
             bail = bus_out(m, i, regs, c0 + wp.int64(push_at), sp - 1, push >> 8, 0)
             bail = bail | bus_out(m, i, regs, c0 + wp.int64(push_at + 4), sp - 2, push, 0)
             regs.sp = (sp - 2) & 0xFFFF
-        pop_at = wp.int32(-1)  # a 16-bit value popped with its first byte at c0 + pop_at
-        if z == 1 and (y & 1) == 0:  # POP rr
-            pop_at = 0
-            cyc = 12
-        if z == 1 and y == 1:  # RET
-            pop_at = 4
-            cyc = 16
-        if z == 0 and y < 4:  # RET cc
-            cyc = 8
-            if condition(y, regs.f) != 0:
-                pop_at = 8
-                cyc = 20
         if pop_at >= 0:
             v = bus_in(m, i, regs, c0 + wp.int64(pop_at), sp, 0)
             v = v | (bus_in(m, i, regs, c0 + wp.int64(pop_at + 4), sp + 1, 0) << 8)
