@@ -36,6 +36,7 @@ from gbxcule.kernels.alu import (
 )
 from gbxcule.kernels.bus import bus_read_at, bus_write_at
 from gbxcule.kernels.cpu_regs import CpuRegs, get_r8, get_r16, set_r8, set_r16
+from gbxcule.kernels.memmap import wram_index
 from gbxcule.kernels.state import CYCLES, REG_H, REG_L, Machine
 
 wp.set_module_options({"enable_backward": False})
@@ -178,7 +179,11 @@ def cpu_fast_cb(regs: wp.ref[CpuRegs], op: int) -> int:
 def bus_in(
     m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, off: int
 ) -> int:
-    """A CPU read at cycle ``at`` with access offset ``off``; the bus gets the cycle and HL."""
+    """A CPU read at cycle ``at`` with access offset ``off``; the bus gets the cycle and HL.
+    WRAM (and its echo) is read directly: nothing there depends on the cycle."""
+    a = addr & 0xFFFF
+    if a >= 0xC000 and a < 0xFE00:
+        return int(m.mem[i, wram_index(a)])
     m.i64[i, CYCLES] = at
     m.i32[i, REG_H] = regs.h
     m.i32[i, REG_L] = regs.l
@@ -189,7 +194,12 @@ def bus_in(
 def bus_out(
     m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, v: int, off: int
 ) -> int:
-    """A CPU write at cycle ``at`` with access offset ``off``; PyBoy's ``bail`` (1: stop)."""
+    """A CPU write at cycle ``at`` with access offset ``off``; PyBoy's ``bail`` (1: stop).
+    WRAM (and its echo) is written directly: nothing there depends on the cycle."""
+    a = addr & 0xFFFF
+    if a >= 0xC000 and a < 0xFE00:
+        m.mem[i, wram_index(a)] = wp.uint8(v & 0xFF)
+        return 0
     m.i64[i, CYCLES] = at
     m.i32[i, REG_H] = regs.h
     m.i32[i, REG_L] = regs.l

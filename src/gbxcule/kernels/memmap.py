@@ -24,6 +24,12 @@ WRAM_BASE = wp.constant(WRAM_OFF)
 
 
 @wp.func
+def wram_index(addr: int) -> int:
+    """Column of ``mem`` holding WRAM byte ``addr`` (0xC000-0xFDFF, echo included)."""
+    return WRAM_BASE + ((addr - 0xC000) & 0x1FFF)
+
+
+@wp.func
 def mem_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     """Byte at ``addr`` (0x0000-0xFDFF) as the CPU reads it."""
     mem = m.mem
@@ -36,9 +42,7 @@ def mem_read(m: wp.ref[Machine], i: int, addr: int) -> int:
         return int(mem[i, VRAM_BASE + addr - 0x8000])
     if addr < 0xC000:
         return cart_ram_read(m, i, addr)
-    if addr < 0xE000:
-        return int(mem[i, WRAM_BASE + addr - 0xC000])
-    return int(mem[i, WRAM_BASE + addr - 0xE000])
+    return int(mem[i, wram_index(addr)])
 
 
 @wp.func
@@ -57,8 +61,5 @@ def mem_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
     if addr < 0xC000:
         cart_ram_write(m, i, addr, value)
         return 0
-    if addr < 0xE000:
-        mem[i, WRAM_BASE + addr - 0xC000] = wp.uint8(value & 0xFF)
-        return 0
-    mem[i, WRAM_BASE + addr - 0xE000] = wp.uint8(value & 0xFF)
+    mem[i, wram_index(addr)] = wp.uint8(value & 0xFF)
     return 0
