@@ -144,8 +144,10 @@ def allocate_machine(
     cart: CartConfig,
     device: str,
     mem_layout: str = "env_major",
+    cpu_fast_paths: bool = True,
 ):
-    """A ``Machine`` with every per-env array zeroed, ``rom``/``boot`` shared by all envs."""
+    """A ``Machine`` with every per-env array zeroed, ``rom``/``boot`` shared by all envs;
+    ``cpu_fast_paths`` sets ``Machine.cpu_fast_paths``."""
     from gbxcule.kernels.state import Machine
 
     if num_envs < 1:
@@ -153,7 +155,7 @@ def allocate_machine(
     if mem_layout not in MEM_LAYOUTS:
         raise ValueError(f"mem_layout must be one of {MEM_LAYOUTS}, got {mem_layout!r}")
     m = Machine()
-    scalars = cart.scalars()
+    scalars = {**cart.scalars(), "cpu_fast_paths": int(bool(cpu_fast_paths))}
     shared = {"rom": rom, "rom_code": rom_code_words(rom), "boot": boot}
     for name, var in Machine.vars.items():
         vtype = var.type

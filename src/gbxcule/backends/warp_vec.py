@@ -90,6 +90,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
         device: str = "cpu",
         mem_layout: str = "env_major",
         sym_path: str | Path | None = None,
+        cpu_fast_paths: bool = True,
     ) -> None:
         check_step_config(num_envs, frames_per_step, release_after_frames)
         self.codec = get_codec(action_codec)
@@ -109,6 +110,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
             cart=self.cart,
             device=device,
             mem_layout=mem_layout,
+            cpu_fast_paths=cpu_fast_paths,
         )
         self._slices = EnvSlices(num_envs, self._launch_parts())
         self._machine_parts = PerSlice(

@@ -120,7 +120,7 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
     n1 = (fetched >> 8) & 0xFF
     n16 = fetched >> 8
     cb = wp.where(op == 0xCB, 1, 0)
-    if regs.ime_delay == 0:  # the common opcodes (kernels/cpu_fast.py; none is illegal)
+    if regs.ime_delay == 0 and m.cpu_fast_paths != 0:  # kernels/cpu_fast.py; none is illegal
         fast = wp.int32(0)
         if cb == 0:
             fast = cpu_fast(regs, op, n1, n16)

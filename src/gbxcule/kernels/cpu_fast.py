@@ -175,6 +175,33 @@ def cpu_fast_cb(regs: wp.ref[CpuRegs], op: int) -> int:
     return 8
 
 
+@wp.func(inline=False)  # one out-of-line copy: inlined at every call site, ptxas took 4x longer
+def bus_in_slow(
+    m: wp.ref[Machine], i: int, h: int, l: int, at: wp.int64, addr: int, off: int
+) -> int:  # noqa: E741
+    m.i64[i, CYCLES] = at
+    m.i32[i, REG_H] = h
+    m.i32[i, REG_L] = l
+    return bus_read_at(m, i, addr, off)
+
+
+@wp.func(inline=False)
+def bus_out_slow(
+    m: wp.ref[Machine],
+    i: int,
+    h: int,
+    l: int,
+    at: wp.int64,
+    addr: int,
+    v: int,
+    off: int,  # noqa: E741
+) -> int:
+    m.i64[i, CYCLES] = at
+    m.i32[i, REG_H] = h
+    m.i32[i, REG_L] = l
+    return bus_write_at(m, i, addr, v, off)
+
+
 @wp.func
 def bus_in(
     m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, off: int
@@ -184,10 +211,7 @@ def bus_in(
     a = addr & 0xFFFF
     if a >= 0xC000 and a < 0xFE00:
         return int(m.mem[i, wram_index(a)])
-    m.i64[i, CYCLES] = at
-    m.i32[i, REG_H] = regs.h
-    m.i32[i, REG_L] = regs.l
-    return bus_read_at(m, i, addr & 0xFFFF, off)
+    return bus_in_slow(m, i, regs.h, regs.l, at, a, off)
 
 
 @wp.func
@@ -200,10 +224,7 @@ def bus_out(
     if a >= 0xC000 and a < 0xFE00:
         m.mem[i, wram_index(a)] = wp.uint8(v & 0xFF)
         return 0
-    m.i64[i, CYCLES] = at
-    m.i32[i, REG_H] = regs.h
-    m.i32[i, REG_L] = regs.l
-    return bus_write_at(m, i, addr & 0xFFFF, v, off)
+    return bus_out_slow(m, i, regs.h, regs.l, at, a, v, off)
 
 
 @wp.func

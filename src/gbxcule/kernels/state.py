@@ -207,6 +207,9 @@ class Machine:
     has_rtc: wp.int32  # MBC3+TIMER
     mbc1_multicart: wp.int32  # 64-bank MBC1 with the logo in every bank (4-bit bank shift)
     mbc30: wp.int32  # MBC3 with more than 4 RAM or 128 ROM banks: 8-bit ROM bank register
+    # 1: cpu_step runs the common opcodes through kernels/cpu_fast.py (the default); 0: every
+    # opcode through its general phases. Same results; a knob for timing the two on a GPU.
+    cpu_fast_paths: wp.int32
 
     # ---- IO/timing section --------------------------------------------------
     # Plain register values live in mem's IO page: FF00 P1 (as computed at the last
@@ -250,6 +253,7 @@ def env_view(m: Machine, i: int) -> Machine:
     v.has_rtc = m.has_rtc
     v.mbc1_multicart = m.mbc1_multicart
     v.mbc30 = m.mbc30
+    v.cpu_fast_paths = m.cpu_fast_paths
     v.serial_buf = m.serial_buf[i : i + 1]
     v.joy_rel_mask = m.joy_rel_mask[i : i + 1]
     v.joy_rel_wait = m.joy_rel_wait[i : i + 1]
