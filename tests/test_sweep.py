@@ -231,3 +231,16 @@ def test_render_cost_refuses_bad_counts(tmp_path, capsys, args, msg):
     assert exc.value.code == 2
     assert msg in capsys.readouterr().err
     assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_measure_waits_for_warp_backends_to_finish(tmp_path, rom, monkeypatch):
+    """On CUDA ``step()`` only queues work: the sweep must synchronize before reading the
+    clock, or it times the queueing."""
+    from gbxcule.backends.warp_vec import WarpVecBase
+
+    calls = []
+    real = WarpVecBase.synchronize
+    monkeypatch.setattr(WarpVecBase, "synchronize", lambda self: calls.append(1) or real(self))
+    row = sweep.measure("warp-cpu", str(rom), 1, 3, FRAMES_PER_STEP, 0)
+    assert row.steps == 3
+    assert len(calls) == 2  # after the warm-up and after the timed steps

@@ -60,20 +60,9 @@ def random_actions(steps: int, num_envs: int, codec: str, seed: int) -> np.ndarr
     return rng.integers(0, get_codec(codec).num_actions, size=(steps, num_envs), dtype=np.int64)
 
 
-def _synchronizer(backend: Any) -> Any:
-    """The backend's ``synchronize()``, else a Warp device sync for its ``device``, else None."""
-    sync = getattr(backend, "synchronize", None)
-    device = getattr(backend, "device", None)
-    if sync is None and isinstance(device, str) and device.startswith("cuda"):
-        import warp as wp
-
-        return lambda: wp.synchronize_device(device)
-    return sync
-
-
 def timed_step(backend: Any, actions: np.ndarray) -> float:
     """Run one step and return its wall seconds, the device synchronised on both ends."""
-    sync = _synchronizer(backend)
+    sync = getattr(backend, "synchronize", None)  # Warp backends; PyBoy runs synchronously
     if sync is not None:
         sync()
     start = time.perf_counter()

@@ -223,6 +223,11 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
             self._serial_seen[env] = total
         return bytes(self._serial[env])
 
+    def synchronize(self) -> None:
+        """Wait until the device has finished every step queued so far (on CUDA ``step()``
+        returns once its work is queued; on the CPU it has already run). For timing."""
+        wp.synchronize_device(self.device)
+
     def close(self) -> None:
         self._slices.close()
 
