@@ -373,7 +373,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
         "--backends", default=None, help="comma list (default: warp-cpu,pyboy,pyboy-mp[,warp-cuda])"
     )
     ap.add_argument("--envs", default=None, help="comma list applied to every backend")
-    ap.add_argument("--rom", default=None, help="ROM path (default: the demo game)")
+    ap.add_argument(
+        "--rom", default=None, help="ROM path, or busy (bench/busy_rom.py); default: the demo game"
+    )
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--frames-per-step", type=int, default=24)
     ap.add_argument("--seed", type=int, default=0)
@@ -409,6 +411,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         envs = {b: DEFAULT_ENVS[b] for b in backends}
     rom = args.rom or default_rom()
+    if rom == "busy":  # bench/busy_rom.py: a ROM that never HALTs
+        from bench.busy_rom import busy_rom_path
+
+        rom = str(busy_rom_path())
     rows = run_sweep(
         backends,
         rom,

@@ -86,3 +86,10 @@ def test_lockstep_detects_a_timer_off_by_four_cycles():
         assert diffs, "a 4-cycle divider shift went unnoticed for 20 frames"
     finally:
         pyboy.stop(save=False)
+
+
+def test_busy_benchmark_rom_in_lockstep():
+    """The never-halting benchmark ROM (bench/busy_rom.py) runs exactly as on PyBoy."""
+    from bench.busy_rom import busy_rom_path
+
+    assert_lockstep(busy_rom_path().read_bytes(), 60)

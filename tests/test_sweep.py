@@ -244,3 +244,10 @@ def test_measure_waits_for_warp_backends_to_finish(tmp_path, rom, monkeypatch):
     row = sweep.measure("warp-cpu", str(rom), 1, 3, FRAMES_PER_STEP, 0)
     assert row.steps == 3
     assert len(calls) == 2  # after the warm-up and after the timed steps
+
+
+def test_gbxcule_bench_rom_busy_runs_the_busy_rom(tmp_path, capsys):
+    out = tmp_path / "busy"
+    args = ["bench", "--backends", "warp-cpu", "--envs", "1", "--steps", "2", "--rom", "busy"]
+    assert main(args + ["--render", "off", "--out", str(out)]) == 0
+    assert [r["rom"] for r in _rows(out / "results.jsonl")] == ["busy_cpu.gb"]
