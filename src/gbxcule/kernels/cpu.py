@@ -3,7 +3,7 @@
 Decoding follows the opcode fields (x = op >> 6, y = op >> 3 & 7, z = op & 7,
 p = y >> 1, q = y & 1) so whole families share one path. An instruction runs in
 four phases: fetch, memory reads, compute, memory writes; each phase has one
-bus call site so the bus (and the IO units behind it) is inlined once.
+bus call site (``cpu_regs.bus_in`` / ``bus_out``, shared with kernels/cpu_fast.py).
 
 Timing: PyBoy adds an instruction's cycles at its end, except for the opcodes
 that advance ``cpu.cycles`` in steps before an access. Every access sees the
@@ -47,55 +47,26 @@ from gbxcule.kernels.alu import (
     sp_offset_flags,
     zflag,
 )
-from gbxcule.kernels.bus import bus_read_at, bus_write_at
 from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem
-from gbxcule.kernels.cpu_regs import CpuRegs, load_regs, store_regs
+from gbxcule.kernels.cpu_regs import (
+    CpuRegs,
+    bus_in,
+    bus_out,
+    get_r8,
+    get_r16,
+    load_regs,
+    store_regs,
+)
 from gbxcule.kernels.fetch import fetch, is_illegal
 from gbxcule.kernels.ioregs import pending_interrupts
 from gbxcule.kernels.state import (
-    CYCLES,
     HALT_EI,
     HALTED,
     LOCKED,
-    REG_H,
-    REG_L,
     Machine,
 )
 
 wp.set_module_options({"enable_backward": False})
-
-
-@wp.func
-def reg8(idx: int, b: int, c: int, d: int, e: int, h: int, l: int, hl_byte: int, a: int) -> int:  # noqa: E741
-    v = a
-    if idx == 0:
-        v = b
-    if idx == 1:
-        v = c
-    if idx == 2:
-        v = d
-    if idx == 3:
-        v = e
-    if idx == 4:
-        v = h
-    if idx == 5:
-        v = l
-    if idx == 6:
-        v = hl_byte
-    return v
-
-
-@wp.func
-def reg16(p: int, b: int, c: int, d: int, e: int, h: int, l: int, last: int) -> int:  # noqa: E741
-    """Pair ``p``: BC, DE, HL, then ``last`` (SP or AF)."""
-    v = last
-    if p == 0:
-        v = (b << 8) | c
-    if p == 1:
-        v = (d << 8) | e
-    if p == 2:
-        v = (h << 8) | l
-    return v
 
 
 @wp.func
@@ -112,7 +83,6 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
     """``cpu_execute`` on registers held in ``regs`` (cycle counter included); memory gets
     the cycle count and HL before each bus access (kernels/cpu_regs.py)."""
     i32 = m.i32
-    i64 = m.i64
     pc = regs.pc
     c0 = regs.cycles
     fetched = fetch(m, i, pc, c0, regs.h, regs.l)
@@ -173,7 +143,7 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
                 rd_addr = hl
             if z == 2 and q == 1:
                 rd_n = 1
-                rd_addr = reg16(wp.min(p, 2), b, c, d, e, h, l, 0)
+                rd_addr = get_r16(regs, wp.min(p, 2))
                 if p == 1:
                     rd_offset = 4
         if x == 1 and z == 6 and y != 6:
@@ -213,12 +183,8 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
     m0 = wp.int32(0)
     m1 = wp.int32(0)
     k = wp.int32(0)
-    if rd_n != 0:  # the bus reads HL (OAM during DMA) and the cycle of the access
-        i32[i, REG_H] = h
-        i32[i, REG_L] = l
     while k < rd_n:
-        i64[i, CYCLES] = c0 + wp.int64(rd_at + 4 * k)
-        v = bus_read_at(m, i, (rd_addr + k) & 0xFFFF, rd_offset)
+        v = bus_in(m, i, regs, c0 + wp.int64(rd_at + 4 * k), rd_addr + k, rd_offset)
         if k == 0:
             m0 = v
         else:
@@ -242,7 +208,7 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
     wr_offset = wp.int32(0)
     wv0 = wp.int32(0)  # bytes written, in order
     wv1 = wp.int32(0)
-    src = reg8(z, b, c, d, e, h, l, m0, a)
+    src = wp.where(z == 6, m0, get_r8(regs, z))  # regs are written back only at the end
     if cb == 1:
         length = 2
         cycles = 8
@@ -290,7 +256,7 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
                         cycles = 12
                         jump = (pc + 2 + signed8(n1)) & 0xFFFF
             if z == 1:
-                rr = reg16(p, b, c, d, e, h, l, sp)
+                rr = get_r16(regs, p)
                 if q == 0:  # LD rr,n16
                     length = 3
                     cycles = 12
@@ -307,7 +273,7 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
                 cycles = 8
                 if q == 0:
                     wr_n = 1
-                    wr_addr = reg16(wp.min(p, 2), b, c, d, e, h, l, 0)
+                    wr_addr = get_r16(regs, wp.min(p, 2))
                     wv0 = a
                     if p == 1:
                         wr_offset = 4
@@ -320,9 +286,9 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
             if z == 3:  # INC rr / DEC rr
                 cycles = 8
                 w16 = p
-                v16 = (reg16(p, b, c, d, e, h, l, sp) + 1 - 2 * q) & 0xFFFF
+                v16 = (get_r16(regs, p) + 1 - 2 * q) & 0xFFFF
             if z == 4 or z == 5:  # INC r / DEC r
-                r = inc_dec8(reg8(y, b, c, d, e, h, l, m0, a), z - 4, f)
+                r = inc_dec8(wp.where(y == 6, m0, get_r8(regs, y)), z - 4, f)
                 nf = r[1]
                 if y == 6:
                     cycles = 12
@@ -478,7 +444,7 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
                 call = 1
             if z == 5 and q == 0:  # PUSH rr
                 cycles = 16
-                pair = reg16(p, b, c, d, e, h, l, (a << 8) | f)
+                pair = wp.where(p == 3, (a << 8) | f, get_r16(regs, p))
                 wv0 = pair >> 8
                 wv1 = pair & 0xFF
                 wr_at = 8
@@ -501,13 +467,10 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
 
     # ---- phase 3: memory writes ---------------------------------------------
     k = wp.int32(0)
-    if wr_n != 0:
-        i32[i, REG_H] = h
-        i32[i, REG_L] = l
     while k < wr_n:
-        i64[i, CYCLES] = c0 + wp.int64(wr_at + wr_step * k)
-        addr = (wr_addr + wr_dir * k) & 0xFFFF
-        bail = bail | bus_write_at(m, i, addr, wp.where(k == 0, wv0, wv1), wr_offset)
+        at = c0 + wp.int64(wr_at + wr_step * k)
+        v = wp.where(k == 0, wv0, wv1)
+        bail = bail | bus_out(m, i, regs, at, wr_addr + wr_dir * k, v, wr_offset)
         k += 1
 
     # ---- phase 4: write back ------------------------------------------------

@@ -34,10 +34,8 @@ from gbxcule.kernels.alu import (
     signed8,
     zflag,
 )
-from gbxcule.kernels.bus import bus_read_at, bus_write_at
-from gbxcule.kernels.cpu_regs import CpuRegs, get_r8, get_r16, set_r8, set_r16
-from gbxcule.kernels.memmap import wram_index
-from gbxcule.kernels.state import CYCLES, REG_H, REG_L, Machine
+from gbxcule.kernels.cpu_regs import CpuRegs, bus_in, bus_out, get_r8, get_r16, set_r8, set_r16
+from gbxcule.kernels.state import Machine
 
 wp.set_module_options({"enable_backward": False})
 
@@ -173,58 +171,6 @@ def cpu_fast_cb(regs: wp.ref[CpuRegs], op: int) -> int:
         set_r8(regs, z, t)
     regs.pc = (regs.pc + 2) & 0xFFFF
     return 8
-
-
-@wp.func(inline=False)  # one out-of-line copy: inlined at every call site, ptxas took 4x longer
-def bus_in_slow(
-    m: wp.ref[Machine], i: int, h: int, l: int, at: wp.int64, addr: int, off: int
-) -> int:  # noqa: E741
-    m.i64[i, CYCLES] = at
-    m.i32[i, REG_H] = h
-    m.i32[i, REG_L] = l
-    return bus_read_at(m, i, addr, off)
-
-
-@wp.func(inline=False)
-def bus_out_slow(
-    m: wp.ref[Machine],
-    i: int,
-    h: int,
-    l: int,
-    at: wp.int64,
-    addr: int,
-    v: int,
-    off: int,  # noqa: E741
-) -> int:
-    m.i64[i, CYCLES] = at
-    m.i32[i, REG_H] = h
-    m.i32[i, REG_L] = l
-    return bus_write_at(m, i, addr, v, off)
-
-
-@wp.func
-def bus_in(
-    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, off: int
-) -> int:
-    """A CPU read at cycle ``at`` with access offset ``off``; the bus gets the cycle and HL.
-    WRAM (and its echo) is read directly: nothing there depends on the cycle."""
-    a = addr & 0xFFFF
-    if a >= 0xC000 and a < 0xFE00:
-        return int(m.mem[i, wram_index(a)])
-    return bus_in_slow(m, i, regs.h, regs.l, at, a, off)
-
-
-@wp.func
-def bus_out(
-    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, v: int, off: int
-) -> int:
-    """A CPU write at cycle ``at`` with access offset ``off``; PyBoy's ``bail`` (1: stop).
-    WRAM (and its echo) is written directly: nothing there depends on the cycle."""
-    a = addr & 0xFFFF
-    if a >= 0xC000 and a < 0xFE00:
-        m.mem[i, wram_index(a)] = wp.uint8(v & 0xFF)
-        return 0
-    return bus_out_slow(m, i, regs.h, regs.l, at, a, v, off)
 
 
 @wp.func

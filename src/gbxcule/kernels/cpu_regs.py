@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from gbxcule.kernels.bus import bus_read_at, bus_write_at
+from gbxcule.kernels.memmap import wram_index
 from gbxcule.kernels.state import (
     CYCLES,
     IME,
@@ -155,3 +157,60 @@ def set_r16(regs: wp.ref[CpuRegs], p: int, v: int):
         regs.l = v & 0xFF
     if p == 3:
         regs.sp = v
+
+
+@wp.func
+def publish_for_bus(m: wp.ref[Machine], i: int, at: wp.int64, h: int, l: int):  # noqa: E741
+    """What the bus reads of the CPU while its registers are held: the cycle count of the
+    access (timer, LCD and DMA sync to it) and HL (OAM reads during DMA compare with it)."""
+    m.i64[i, CYCLES] = at
+    m.i32[i, REG_H] = h
+    m.i32[i, REG_L] = l
+
+
+@wp.func(inline=False)  # one out-of-line copy: inlined at every call site, ptxas took 4x longer
+def bus_in_slow(
+    m: wp.ref[Machine], i: int, h: int, l: int, at: wp.int64, addr: int, off: int
+) -> int:  # noqa: E741
+    publish_for_bus(m, i, at, h, l)
+    return bus_read_at(m, i, addr, off)
+
+
+@wp.func(inline=False)
+def bus_out_slow(
+    m: wp.ref[Machine],
+    i: int,
+    h: int,
+    l: int,
+    at: wp.int64,
+    addr: int,
+    v: int,
+    off: int,  # noqa: E741
+) -> int:
+    publish_for_bus(m, i, at, h, l)
+    return bus_write_at(m, i, addr, v, off)
+
+
+@wp.func
+def bus_in(
+    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, off: int
+) -> int:
+    """A CPU read at cycle ``at`` with access offset ``off``; the bus gets the cycle and HL.
+    WRAM (and its echo) is read directly: nothing there depends on the cycle."""
+    a = addr & 0xFFFF
+    if a >= 0xC000 and a < 0xFE00:
+        return int(m.mem[i, wram_index(a)])
+    return bus_in_slow(m, i, regs.h, regs.l, at, a, off)
+
+
+@wp.func
+def bus_out(
+    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, v: int, off: int
+) -> int:
+    """A CPU write at cycle ``at`` with access offset ``off``; PyBoy's ``bail`` (1: stop).
+    WRAM (and its echo) is written directly: nothing there depends on the cycle."""
+    a = addr & 0xFFFF
+    if a >= 0xC000 and a < 0xFE00:
+        m.mem[i, wram_index(a)] = wp.uint8(v & 0xFF)
+        return 0
+    return bus_out_slow(m, i, regs.h, regs.l, at, a, v, off)

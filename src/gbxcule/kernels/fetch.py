@@ -13,8 +13,9 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.kernels.bus import bus_read_at, hram_read_at
+from gbxcule.kernels.cpu_regs import publish_for_bus
 from gbxcule.kernels.mbc import rom_read
-from gbxcule.kernels.state import BOOT_ON, CYCLES, REG_H, REG_L, ROM_BANK, ROM_BANK_LOW, Machine
+from gbxcule.kernels.state import BOOT_ON, ROM_BANK, ROM_BANK_LOW, Machine
 
 wp.set_module_options({"enable_backward": False})
 
@@ -87,9 +88,7 @@ def fetch(m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, h: int, l: int)
             base = i32[i, ROM_BANK_LOW] * 0x4000
         k = wp.max(base + pc, 0)
         return m.rom_code[k]
-    m.i64[i, CYCLES] = cycles
-    i32[i, REG_H] = h
-    i32[i, REG_L] = l
+    publish_for_bus(m, i, cycles, h, l)
     out = wp.int32(0)
     count = wp.int32(1)
     k = wp.int32(0)
