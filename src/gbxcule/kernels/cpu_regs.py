@@ -6,7 +6,9 @@ reads them: interrupt dispatch at the next slice, the host. The cycle counter
 travels with them (``cycles``). Meanwhile memory is brought up to date only where
 something else reads it: before every bus access the CPU stores the access's cycle
 count (``CYCLES``) and H and L (OAM reads during DMA compare the address with HL,
-kernels/dma.py).
+kernels/dma.py): ``publish_for_bus``. ``bus_in`` / ``bus_out`` are the CPU's data
+accesses for both decode paths (kernels/cpu.py, kernels/cpu_fast.py); they reach
+WRAM directly, since nothing there depends on the cycle.
 """
 
 from __future__ import annotations
