@@ -11,6 +11,8 @@
   :meth:`~TrainingApiMixin.restore_state` (``backends/machine_state.py``).
 * RAM on the device: :meth:`~TrainingApiMixin.wram_torch` and friends
   (``backends/ram_views.py``); symbols from a ``.sym`` file (``core/symbols.py``).
+* Locked envs: :meth:`~TrainingApiMixin.locked_torch` / :meth:`~TrainingApiMixin.locked_envs`
+  report the envs an illegal opcode locked.
 * Device inputs: ``step()`` takes NumPy or Torch actions (``backends/device_inputs.py``);
   :meth:`~TrainingApiMixin.check_errors` reports bad device-side values.
 
@@ -333,6 +335,22 @@ class TrainingApiMixin:
     def _ram_offset(self, sym: Any, size: int) -> int | None:
         mbc2 = self.cart.mbc_kind == MBC_KIND["mbc2"]
         return mem_offset(sym.address, sym.bank, size, self.cart.cart_ram_bytes, mbc2)
+
+    # ---- locked envs -----------------------------------------------------------------------
+
+    def locked_torch(self) -> torch.Tensor:
+        """int32 [N] zero-copy view: 0 while an env runs, ``0x100 | opcode`` once an illegal
+        opcode (D3 DB DD E3 E4 EB EC ED F4 FC FD) has locked it, as hardware locks up.
+
+        A locked env is frozen (``step()`` leaves its state alone) until ``reset()``,
+        ``reset_envs()``, ``restore_state()`` or ``load_state()`` gives it a running state;
+        ``reset_envs(backend.locked_torch() != 0)`` restarts exactly those envs.
+        """
+        return wp.to_torch(field_view(self.machine, "locked"))
+
+    def locked_envs(self) -> list[int]:
+        """Indices of the envs an illegal opcode has locked (waits for the device)."""
+        return [int(e) for e in np.flatnonzero(field_view(self.machine, "locked").numpy())]
 
     # ---- errors --------------------------------------------------------------------------
 
