@@ -71,7 +71,8 @@ wp.set_module_options({"enable_backward": False})
 
 @wp.func
 def cpu_execute(m: wp.ref[Machine], i: int) -> int:
-    """Run the instruction at PC; returns PyBoy's ``bail`` (1: the run loop must stop)."""
+    """Run the instruction at PC; returns PyBoy's ``bail`` (1: the run loop must stop),
+    also 1 when the instruction locked the env."""
     r = load_regs(m, i)
     bail = cpu_step(m, i, r)
     store_regs(m, i, r)
@@ -103,7 +104,7 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
             return fast >> 8
     if cb == 0 and is_illegal(op) != 0:
         i32[i, LOCKED] = 0x100 | op
-        return 0
+        return 1
     if cb == 1:
         op = n1
     x = op >> 6

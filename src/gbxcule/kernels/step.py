@@ -12,14 +12,16 @@ A frame runs slices until the LCD reports the frame done. Each slice:
    pending (``halt_is_quiet``) skips ``cpu_tick``, and its run of slices that end at
    LCD transitions is fused (``halt_through_lcd``);
 3. sync the OAM DMA copy, then serial, timer and LCD to the CPU's cycle count,
-   raising their interrupt flags.
+   raising their interrupt flags. When the next slice would only go on running
+   instructions (no interrupt to check, not halted), ``cpu_tick`` does this sync
+   itself and runs on with the registers in locals (``next_slice_is_plain``).
 
 So an interrupt raised mid-slice is dispatched at the start of the next slice.
 The step's buttons are pressed at the start of its first frame and released
 ``release_after`` frames later (``kernels/joypad.py``); the renderer (line
 latches) runs on the step's last frame only, as ``PyBoy.tick(n, render)`` does.
 Envs with ``m.i32[i, LOCKED] != 0`` (an illegal opcode, where PyBoy would hang) are
-skipped. The same kernel runs the boot ROM at reset (``stop_pc``, see
+skipped (the backend reports them: ``locked_torch``/``locked_envs``). The same kernel runs the boot ROM at reset (``stop_pc``, see
 ``step_kernel``).
 """
 
@@ -86,8 +88,42 @@ def halt_is_quiet(m: wp.ref[Machine], i: int) -> int:
 
 
 @wp.func
+def sync_units(m: wp.ref[Machine], i: int):
+    """The end of a slice: OAM DMA, then serial, timer and LCD up to the CPU."""
+    if m.i32[i, DMA_ACTIVE] != 0:
+        dma_sync(m, i, 0)
+    cycles = m.i64[i, CYCLES]
+    raise_interrupt(m, i, serial_sync(m, i, cycles))
+    raise_interrupt(m, i, timer_sync(m, i, cycles))
+    raise_interrupt(m, i, lcd_sync(m, i, cycles))
+
+
+@wp.func
+def next_slice_is_plain(m: wp.ref[Machine], i: int, ime_delay: int) -> int:
+    """1 when ``run_frame`` would start the next slice by running instructions with nothing
+    else to do: the frame goes on, the CPU is not halted, and ``check_interrupts`` would
+    find no interrupt (or wait for the EI countdown, ``ime_delay``, in the registers)."""
+    i32 = m.i32
+    if i32[i, FRAME_DONE] != 0 or i32[i, LOCKED] != 0 or i32[i, HALTED] != 0:
+        return 0
+    if ime_delay != 0:
+        return 1
+    return wp.where(pending_interrupts(m, i) == 0, 1, 0)
+
+
+TICK_STOPPED = 1  # cpu_tick stopped at stop_pc
+TICK_SYNCED = 2  # cpu_tick ended its last slice with sync_units already
+
+
+@wp.func
 def cpu_tick(m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int) -> int:
-    """PyBoy's ``CPU.tick``; returns 1 when it stopped at ``stop_pc`` (boot hand-over)."""
+    """PyBoy's ``CPU.tick``; returns ``TICK_STOPPED`` at ``stop_pc`` (boot hand-over).
+
+    When the run of instructions reaches the target and the next slice would start as a
+    plain continuation (``next_slice_is_plain``), the slice's end (``sync_units``) runs
+    here and the instructions go on with the registers kept in locals: the same
+    sequence as returning to ``run_frame``. The last such sync sets ``TICK_SYNCED``.
+    """
     i32 = m.i32
     i64 = m.i64
     end = i64[i, CYCLES] + target
@@ -99,28 +135,24 @@ def cpu_tick(m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int) -> int:
     elif i32[i, HALTED] != 0:
         i64[i, CYCLES] = i64[i, CYCLES] + target
     i32[i, INT_QUEUED] = 0
-    stopped = wp.int32(0)
+    out = wp.int32(0)
     if i64[i, CYCLES] < end:
         r = load_regs(m, i)  # registers stay in locals for the run of instructions
         while r.cycles < end:
             if r.pc == stop_pc and i32[i, BOOT_ON] == 0:
-                stopped = 1
+                out = TICK_STOPPED
                 break
-            if cpu_step(m, i, r) != 0 or i32[i, LOCKED] != 0:
+            if cpu_step(m, i, r) != 0:  # PyBoy's bail, or the env locked
                 break
+            if r.cycles >= end:
+                i64[i, CYCLES] = r.cycles
+                sync_units(m, i)
+                if next_slice_is_plain(m, i, r.ime_delay) == 0:
+                    out = TICK_SYNCED
+                    break
+                end = r.cycles + slice_target(m, i)
         store_regs(m, i, r)
-    return stopped
-
-
-@wp.func
-def sync_units(m: wp.ref[Machine], i: int):
-    """The end of a slice: OAM DMA, then serial, timer and LCD up to the CPU."""
-    if m.i32[i, DMA_ACTIVE] != 0:
-        dma_sync(m, i, 0)
-    cycles = m.i64[i, CYCLES]
-    raise_interrupt(m, i, serial_sync(m, i, cycles))
-    raise_interrupt(m, i, timer_sync(m, i, cycles))
-    raise_interrupt(m, i, lcd_sync(m, i, cycles))
+    return out
 
 
 @wp.func
@@ -165,9 +197,10 @@ def run_frame(m: wp.ref[Machine], i: int, stop_pc: int) -> int:
                 m.i64[i, CYCLES] = m.i64[i, CYCLES] + slice_target(m, i)
                 sync_units(m, i)
             continue
-        stopped = cpu_tick(m, i, slice_target(m, i), stop_pc)
-        sync_units(m, i)
-        if stopped != 0:
+        ticked = cpu_tick(m, i, slice_target(m, i), stop_pc)
+        if ticked != TICK_SYNCED:
+            sync_units(m, i)
+        if ticked == TICK_STOPPED:
             return 1
     return 0
 
