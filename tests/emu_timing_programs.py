@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from gbxcule.asm import build_rom
 
-from .emu_timing_programs_dma_halt import DMA_RACE, DMA_VRAM_HRAM, HALT_EVENTS, HALT_QUIRKS
+from .emu_timing_programs_dma_halt import (
+    DMA_HRAM_DATA,
+    DMA_RACE,
+    DMA_VRAM_HRAM,
+    HALT_EVENTS,
+    HALT_QUIRKS,
+)
 from .emu_timing_programs_stack import STACK_TIMER, STACK_TIMER_EI
 
 FRAME = """
@@ -460,6 +466,7 @@ PROGRAMS: dict[str, tuple[str, int]] = {
     "mode3_sprites": (MODE3_SPRITES, 40),
     "halt_events": (HALT_EVENTS, 30),
     "dma_vram_hram": (DMA_VRAM_HRAM, 30),
+    "dma_hram_data": (DMA_HRAM_DATA, 30),
     "stack_timer": (STACK_TIMER, 30),
     "stack_timer_ei": (STACK_TIMER_EI, 30),
 }

@@ -268,3 +268,44 @@ Hook:
 Rst0:
     ret
 """
+
+# OAM DMA from WRAM while code in ROM reaches HRAM only as data (LDH, and PUSH/POP with
+# SP in HRAM): each of those accesses catches the copy up, and the WRAM source bytes
+# written after it (some already due) show in OAM whether it did.
+DMA_HRAM_DATA = """
+SECTION "main", ROM0[$0150]
+Main:
+    ld sp, $FFFE
+    ld c, 1
+.loop:
+    ld a, c
+    ldh [$80], a
+    ld hl, $C100
+    ld b, 10
+    ld a, $C1
+    ldh [$46], a
+.race:
+    ldh a, [$80]
+    ld [hl+], a
+    push bc
+    ld [hl+], a
+    pop bc
+    ld [hl+], a
+    ldh [$81], a
+    ld [hl+], a
+    inc a
+    ldh [$80], a
+    dec b
+    jr nz, .race
+    ld a, c
+    and $1F
+    inc a
+.wait:
+    dec a
+    jr nz, .wait
+    inc c
+    jr .loop
+Hook:
+Rst0:
+    ret
+"""

@@ -8,17 +8,19 @@ something else reads it: before every bus access the CPU stores the access's cyc
 count (``CYCLES``) and H and L (OAM reads during DMA compare the address with HL,
 kernels/dma.py): ``publish_for_bus``. ``bus_in`` / ``bus_out`` are the CPU's data
 accesses for both decode paths (kernels/cpu.py, kernels/cpu_fast.py); they reach
-WRAM directly, since nothing there depends on the cycle.
+WRAM directly, since nothing there depends on the cycle, and HRAM directly while no
+OAM DMA runs (every 0xFF00-0xFFFF access first catches the DMA up, kernels/dma.py).
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.bus import bus_read_at, bus_write_at
+from gbxcule.kernels.bus import HRAM_BASE, bus_read_at, bus_write_at
 from gbxcule.kernels.memmap import wram_index
 from gbxcule.kernels.state import (
     CYCLES,
+    DMA_ACTIVE,
     IME,
     IME_DELAY,
     PC,
@@ -198,10 +200,12 @@ def bus_in(
     m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, off: int
 ) -> int:
     """A CPU read at cycle ``at`` with access offset ``off``; the bus gets the cycle and HL.
-    WRAM (and its echo) is read directly: nothing there depends on the cycle."""
+    WRAM (and its echo) and, with no OAM DMA running, HRAM are read directly."""
     a = addr & 0xFFFF
     if a >= 0xC000 and a < 0xFE00:
         return int(m.mem[i, wram_index(a)])
+    if a >= 0xFF80 and a < 0xFFFF and m.i32[i, DMA_ACTIVE] == 0:
+        return int(m.mem[i, HRAM_BASE + a - 0xFF80])
     return bus_in_slow(m, i, regs.h, regs.l, at, a, off)
 
 
@@ -210,9 +214,12 @@ def bus_out(
     m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, v: int, off: int
 ) -> int:
     """A CPU write at cycle ``at`` with access offset ``off``; PyBoy's ``bail`` (1: stop).
-    WRAM (and its echo) is written directly: nothing there depends on the cycle."""
+    WRAM (and its echo) and, with no OAM DMA running, HRAM are written directly."""
     a = addr & 0xFFFF
     if a >= 0xC000 and a < 0xFE00:
         m.mem[i, wram_index(a)] = wp.uint8(v & 0xFF)
+        return 0
+    if a >= 0xFF80 and a < 0xFFFF and m.i32[i, DMA_ACTIVE] == 0:
+        m.mem[i, HRAM_BASE + a - 0xFF80] = wp.uint8(v & 0xFF)
         return 0
     return bus_out_slow(m, i, regs.h, regs.l, at, a, v, off)
