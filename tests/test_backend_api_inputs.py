@@ -277,3 +277,46 @@ def test_recorded_step_launches_follow_a_changed_pacing(demo):
     assert abs((c1 - c0) - 2 * frame) < 100
     assert abs((c2 - c1) - 4 * frame) < 100
     w.close()
+
+
+def test_write_memory_data_forms_and_refusals(demo):
+    with WarpVecCpuBackend(demo, num_envs=N, threads=1, **PACE) as b:
+        b.write_memory(0, 0xC200, [1, 2, 3])
+        b.write_memory(0, 0xC203, bytearray(b"\x04"))
+        b.write_memory(0, 0xC204, np.uint8(5))
+        b.write_memory(0, 0xC205, torch.tensor([6, 7], dtype=torch.uint8))
+        assert b.read_memory(0, 0xC200, 0xC207).tolist() == [1, 2, 3, 4, 5, 6, 7]
+        for bad, error, match in [
+            ("ab", TypeError, "got str"),
+            (True, TypeError, "got bool"),
+            ([1.5], TypeError, "integer data"),
+            ([1, 256], ValueError, "0..255"),
+            (-1, ValueError, "0..255"),
+        ]:
+            with pytest.raises(error, match=match):
+                b.write_memory(0, 0xC000, bad)
+        with pytest.raises(ValueError, match="memory range"):
+            b.write_memory(0, 0xFFFF, b"\x01\x02")
+        assert (
+            b.read_memory(0, 0xC000, 0xC002).tolist() == b.read_memory(1, 0xC000, 0xC002).tolist()
+        )
+
+
+@pytest.mark.parametrize("seed", ["1", 1.0, True])
+def test_seeds_must_be_ints(demo, seed):
+    with WarpVecCpuBackend(demo, num_envs=N, threads=1, **PACE) as b:
+        with pytest.raises(TypeError, match="seed must be an int or None"):
+            b.reset(seed=seed)
+        b.reset(seed=np.int64(3))
+        b.capture_start_state(0)
+        b.capture_start_state(1)
+        with pytest.raises(TypeError, match="seed must be an int or None"):
+            b.reset_envs(np.ones(N, dtype=bool), seed=seed)
+
+
+@pytest.mark.parametrize("device", ["cuda:0", "cuda"])
+def test_cpu_backend_refuses_another_device(demo, device):
+    with pytest.raises(ValueError, match="WarpVecCpuBackend runs on device 'cpu'"):
+        WarpVecCpuBackend(demo, num_envs=N, threads=1, device=device, **PACE)
+    with WarpVecCpuBackend(demo, num_envs=N, threads=1, device="cpu", **PACE) as b:
+        assert b.device == "cpu"

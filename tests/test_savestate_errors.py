@@ -47,7 +47,13 @@ def test_cgb_state_is_refused():
 
 @pytest.mark.parametrize(
     ("version", "message"),
-    [(13, "never in a PyPI release"), (20, "never in a PyPI release"), (30, "newer"), (6, "older")],
+    [
+        (13, "never in a PyPI release"),
+        (20, "never in a PyPI release"),
+        (30, "newer"),
+        (ord("g"), "or not a save state"),
+        (6, "older"),
+    ],
 )
 def test_unknown_versions_are_refused(version, message):
     with pytest.raises(SavestateError, match=message):

@@ -244,6 +244,37 @@ def check_range(lo: int, hi: int) -> None:
         )
 
 
+def check_seed(seed: Any) -> int | None:
+    """``seed`` if it is None or an int (not a bool), else ``TypeError``."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
+    return int(seed)
+
+
+def write_values(addr: int, data: Any) -> np.ndarray:
+    """``write_memory``'s ``data`` as int64 values, checked: an int, bytes-like, or a
+    sequence/array of ints 0..255, all of it landing in 0x0000-0xFFFF from ``addr``."""
+    if isinstance(data, (bool, str)):
+        raise TypeError(
+            f"write_memory needs an int, bytes or integer array, got {type(data).__name__}"
+        )
+    if isinstance(data, (int, np.integer)):
+        values = np.array([int(data)], dtype=np.int64)
+    elif isinstance(data, (bytes, bytearray, memoryview)):
+        values = np.frombuffer(bytes(data), dtype=np.uint8).astype(np.int64)
+    else:
+        arr = np.asarray(data)
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"write_memory needs integer data, got dtype {arr.dtype}")
+        values = arr.astype(np.int64).ravel()
+    check_range(addr, addr + len(values))
+    if np.any((values < 0) | (values > 0xFF)):
+        raise ValueError("write_memory values must be bytes 0..255")
+    return values
+
+
 class PyBoySingleBackend:
     """``num_envs`` PyBoy instances stepped one after another in this process."""
 
@@ -277,6 +308,7 @@ class PyBoySingleBackend:
 
     def reset(self, seed: int | None = None) -> None:
         """Every env to the post-boot snapshot (PC=0x0100). PyBoy is deterministic: ``seed`` is unused."""
+        check_seed(seed)
         for env, pyboy in enumerate(self._pyboys):
             pyboy.load_state(io.BytesIO(self._boot_state))
             pyboy.events.clear()  # a release left due from the last step must not leak in
@@ -328,18 +360,7 @@ class PyBoySingleBackend:
 
     def write_memory(self, env: int, addr: int, data: bytes | np.ndarray | int) -> None:
         pyboy = self.pyboy(env)
-        if isinstance(data, (int, np.integer)):
-            values = [int(data)]
-        elif isinstance(data, np.ndarray):
-            if not np.issubdtype(data.dtype, np.integer):
-                raise TypeError(f"write_memory needs integer data, got dtype {data.dtype}")
-            values = [int(v) for v in data.ravel()]
-        else:
-            values = list(bytes(data))
-        check_range(addr, addr + len(values))
-        if any(not 0 <= v <= 0xFF for v in values):
-            raise ValueError("write_memory values must be bytes 0..255")
-        for offset, value in enumerate(values):
+        for offset, value in enumerate(write_values(addr, data).tolist()):
             pyboy.memory[addr + offset] = value
 
     def serial_output(self, env: int) -> bytes:

@@ -21,6 +21,7 @@ from gbxcule.backends.pyboy_backend import (
     PyBoySingleBackend,
     check_env,
     check_positive_int,
+    check_seed,
     check_step_config,
     read_rom,
     require_pyboy_version,
@@ -172,6 +173,7 @@ class PyBoyVecMpBackend:
         return self._gather([w])[0]
 
     def reset(self, seed: int | None = None) -> None:
+        seed = check_seed(seed)
         for conn in self._conns:
             conn.send(("reset", (seed,)))
         self._gather(range(self.num_workers))

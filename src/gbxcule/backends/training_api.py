@@ -34,7 +34,7 @@ import warp as wp
 
 from gbxcule.backends.device_inputs import ActionInput, DeviceErrorLog, env_mask, env_slots
 from gbxcule.backends.machine_state import MachineState, capture_env, restore_env
-from gbxcule.backends.pyboy_backend import check_env, check_positive_int
+from gbxcule.backends.pyboy_backend import check_env, check_positive_int, check_seed
 from gbxcule.backends.ram_views import RamViews, mem_offset
 from gbxcule.backends.savestate_bridge import (
     FRESH_PYBOY_FIELDS,
@@ -162,6 +162,7 @@ class TrainingApiMixin:
         """
         self._slot_log.raise_new(wait=False)
         cache = self._start_states
+        seed = check_seed(seed)
         if slots is not None and seed is not None:
             raise ValueError("reset_envs takes slots or seed, not both")
         if cache.count == 0:

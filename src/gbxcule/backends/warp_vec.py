@@ -23,8 +23,10 @@ from gbxcule.backends.pyboy_backend import (
     check_env,
     check_positive_int,
     check_range,
+    check_seed,
     check_step_config,
     read_rom,
+    write_values,
 )
 from gbxcule.backends.training_api import TrainingApiMixin
 from gbxcule.backends.warp_base import (
@@ -55,17 +57,7 @@ def poke_memory(m: Any, env: int, addr: int, data: bytes | np.ndarray | int) -> 
     """Write bytes from ``addr`` through the bus (PyBoy ``memory[addr] = v`` semantics)."""
     from gbxcule.kernels.debug_access import poke
 
-    if isinstance(data, (int, np.integer)):
-        values = np.array([int(data)], dtype=np.int64)
-    elif isinstance(data, np.ndarray):
-        if not np.issubdtype(data.dtype, np.integer):
-            raise TypeError(f"write_memory needs integer data, got dtype {data.dtype}")
-        values = data.astype(np.int64).ravel()
-    else:
-        values = np.frombuffer(bytes(data), dtype=np.uint8).astype(np.int64)
-    check_range(addr, addr + len(values))
-    if np.any((values < 0) | (values > 0xFF)):
-        raise ValueError("write_memory values must be bytes 0..255")
+    values = write_values(addr, data)
     if len(values):
         arr = wp.array(values.astype(np.uint8), dtype=wp.uint8, device=m.mem.device)
         wp.launch(poke, dim=1, inputs=[m, env, addr, arr], device=m.mem.device)
@@ -171,6 +163,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
         from gbxcule.kernels.reset import power_on
         from gbxcule.kernels.step import BOOT_MAX_FRAMES, step_kernel
 
+        seed = check_seed(seed)
         for _, arr in per_env_arrays(self.machine):
             arr.zero_()
         self._buttons.zero_()
@@ -244,6 +237,12 @@ class WarpVecCpuBackend(WarpVecBase):
     name = "warp-cpu"
 
     def __init__(self, rom_path: str | Path, *, threads: int | None = None, **kwargs: Any) -> None:
+        device = kwargs.pop("device", "cpu")
+        if device != "cpu":
+            raise ValueError(
+                f"WarpVecCpuBackend runs on device 'cpu', got device={device!r}; "
+                "WarpVecCudaBackend runs on CUDA devices"
+            )
         if threads is None:
             threads = os.cpu_count() or 1
         self.threads = check_positive_int("threads", threads)

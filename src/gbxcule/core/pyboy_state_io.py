@@ -390,7 +390,10 @@ def load_pyboy_state(
             "its layout is not known, so it is not read"
         )
     if version > PYBOY_281_STATE_VERSION:
-        raise SavestateError(f"state version {version} is newer than PyBoy 2.8.1's ({29})")
+        raise SavestateError(
+            f"state version {version} (the first byte) is newer than PyBoy 2.8.1's (29): "
+            "a later PyBoy's state, or not a save state at all"
+        )
     if version not in LAYOUTS_BY_VERSION:
         raise SavestateError(f"state version {version} is older than 7 and is not supported")
     layouts = LAYOUTS_BY_VERSION[version]
