@@ -320,3 +320,14 @@ def test_cpu_backend_refuses_another_device(demo, device):
         WarpVecCpuBackend(demo, num_envs=N, threads=1, device=device, **PACE)
     with WarpVecCpuBackend(demo, num_envs=N, threads=1, device="cpu", **PACE) as b:
         assert b.device == "cpu"
+
+
+def test_cuda_backend_refuses_a_cpu_device_and_a_machine_without_cuda(demo, monkeypatch):
+    from gbxcule.backends.warp_vec import WarpVecCudaBackend
+
+    for device in ("cpu", "gpu"):
+        with pytest.raises(ValueError, match="WarpVecCudaBackend runs on a CUDA device"):
+            WarpVecCudaBackend(demo, num_envs=N, device=device, **PACE)
+    monkeypatch.setattr(wp, "is_cuda_available", lambda: False)
+    with pytest.raises(RuntimeError, match="needs a CUDA device"):
+        WarpVecCudaBackend(demo, num_envs=N, **PACE)

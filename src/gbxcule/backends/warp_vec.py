@@ -258,6 +258,11 @@ class WarpVecCudaBackend(WarpVecBase):
     name = "warp-cuda"
 
     def __init__(self, rom_path: str | Path, *, device: str = "cuda:0", **kwargs: Any) -> None:
+        if not str(device).startswith("cuda"):
+            raise ValueError(
+                f"WarpVecCudaBackend runs on a CUDA device ('cuda' or 'cuda:N'), got "
+                f"device={device!r}; WarpVecCpuBackend runs on the CPU"
+            )
         wp.init()
         if not wp.is_cuda_available():
             raise RuntimeError("WarpVecCudaBackend needs a CUDA device; none is visible to Warp")
