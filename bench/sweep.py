@@ -379,7 +379,12 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--frames-per-step", type=int, default=24)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=RESULTS_DIR)
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="results folder (default: bench/results/cpu or gpu, -busy or -<ROM name> added)",
+    )
     ap.add_argument(
         "--mem-layout",
         choices=("env_major", "interleaved"),
@@ -392,6 +397,17 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
         help="comma list of render modes: off (no pixels) and/or pixels (module doc)",
     )
     ap.add_argument("--repeats", type=int, default=1, help="interleaved runs per configuration")
+
+
+def default_out_dir(backends: list[str], rom: str | None) -> Path:
+    """Where a sweep's rows go unless ``--out`` says: ``cpu``, or ``gpu`` when warp-cuda
+    runs, with ``-busy`` for the busy ROM or ``-<ROM file stem>`` for another ROM."""
+    name = "gpu" if "warp-cuda" in backends else "cpu"
+    if rom == "busy":
+        name += "-busy"
+    elif rom is not None:
+        name += "-" + Path(rom).stem
+    return RESULTS_DIR / name
 
 
 def run(args: argparse.Namespace) -> int:
@@ -410,6 +426,7 @@ def run(args: argparse.Namespace) -> int:
         envs = {b: counts for b in backends}
     else:
         envs = {b: DEFAULT_ENVS[b] for b in backends}
+    out = args.out or default_out_dir(backends, args.rom)
     rom = args.rom or default_rom()
     if rom == "busy":  # bench/busy_rom.py: a ROM that never HALTs
         from bench.busy_rom import busy_rom_path
@@ -422,13 +439,13 @@ def run(args: argparse.Namespace) -> int:
         args.steps,
         args.frames_per_step,
         args.seed,
-        args.out,
+        out,
         mem_layout=args.mem_layout,
         renders=tuple(r for r in args.render.split(",") if r),
         repeats=args.repeats,
     )
-    print((args.out / "summary.md").read_text())
-    print(f"{len(rows)} rows appended to {args.out / 'results.jsonl'}")
+    print((out / "summary.md").read_text())
+    print(f"{len(rows)} rows appended to {out / 'results.jsonl'}")
     return 0
 
 

@@ -258,3 +258,9 @@ def test_gbxcule_bench_rom_busy_runs_the_busy_rom(tmp_path, capsys):
     args = ["bench", "--backends", "warp-cpu", "--envs", "1", "--steps", "2", "--rom", "busy"]
     assert main(args + ["--render", "off", "--out", str(out)]) == 0
     assert [r["rom"] for r in _rows(out / "results.jsonl")] == ["busy_cpu.gb"]
+
+
+def test_default_out_dir_names_device_and_rom():
+    assert sweep.default_out_dir(["pyboy", "warp-cpu"], None) == sweep.RESULTS_DIR / "cpu"
+    assert sweep.default_out_dir(["warp-cuda"], "busy") == sweep.RESULTS_DIR / "gpu-busy"
+    assert sweep.default_out_dir(["warp-cpu"], "/x/tetris.gb") == sweep.RESULTS_DIR / "cpu-tetris"
