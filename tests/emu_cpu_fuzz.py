@@ -116,6 +116,9 @@ class FuzzProgram:
     def emit_cb_sweep(self) -> None:
         """Every CB opcode once, in random order, on random register values."""
         regs = (*R8[:6], "[hl]", "a")
+        # PUSH AF / POP BC below need SP in RAM: a random `ld sp, n16` may have left it in
+        # ROM, where PyBoy's trace hooks patch instruction starts (it would pop 0xDB)
+        self.lines.append(f"ld sp, ${STACK_HI:04X}")
         ops = list(range(256))
         self.rng.shuffle(ops)
         for op in ops:
