@@ -105,6 +105,50 @@ def daa(a: int, f: int) -> wp.vec2i:
 
 
 @wp.func
+def acc_op(y: int, a: int, f: int) -> wp.vec2i:
+    """Accumulator ops ``0x07 | y << 3`` (RLCA RRCA RLA RRA DAA CPL SCF CCF): (A, F).
+    The rotates are the CB ones with Z always clear."""
+    v = a
+    nf = f
+    if y < 4:
+        r = rot_shift(y, a, f)
+        v = r[0]
+        nf = r[1] & FC
+    elif y == 4:
+        r = daa(a, f)
+        v = r[0]
+        nf = r[1]
+    elif y == 5:  # CPL
+        v = (~a) & 0xFF
+        nf = (f & 0x90) | 0x60
+    elif y == 6:  # SCF
+        nf = (f & 0x80) | FC
+    else:  # CCF
+        nf = (f & 0x80) | ((f & FC) ^ FC)
+    return wp.vec2i(v, nf)
+
+
+@wp.func
+def cb_op(op: int, v: int, f: int) -> wp.vec2i:
+    """CB opcode ``op`` on the value ``v``: (result, F). BIT returns ``v`` unchanged."""
+    x = op >> 6
+    y = (op >> 3) & 7
+    t = v
+    nf = f
+    if x == 0:  # RLC RRC RL RR SLA SRA SWAP SRL
+        r = rot_shift(y, v, f)
+        t = r[0]
+        nf = r[1]
+    if x == 1:  # BIT
+        nf = (f & FC) | FH | zflag(v & (1 << y))
+    if x == 2:  # RES
+        t = v & ~(1 << y)
+    if x == 3:  # SET
+        t = v | (1 << y)
+    return wp.vec2i(t, nf)
+
+
+@wp.func
 def inc_dec8(v: int, dec: int, f: int) -> wp.vec2i:
     """INC r / DEC r: C kept."""
     t = wp.int32(0)

@@ -38,14 +38,13 @@ import warp as wp
 from gbxcule.kernels.alu import (
     FC,
     FH,
+    acc_op,
     alu8,
+    cb_op,
     condition,
-    daa,
     inc_dec8,
-    rot_shift,
     signed8,
     sp_offset_flags,
-    zflag,
 )
 from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem
 from gbxcule.kernels.cpu_regs import (
@@ -213,17 +212,9 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
     if cb == 1:
         length = 2
         cycles = 8
-        t = src
-        if x == 0:
-            r = rot_shift(y, src, f)
-            t = r[0]
-            nf = r[1]
-        if x == 1:
-            nf = (f & FC) | FH | zflag(src & (1 << y))
-        if x == 2:
-            t = src & ~(1 << y)
-        if x == 3:
-            t = src | (1 << y)
+        r = cb_op(op, src, f)
+        t = r[0]
+        nf = r[1]
         if z == 6:
             cycles = 16
             if x == 1:
@@ -314,22 +305,9 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
                     v8 = n1
             if z == 7:  # accumulator ops
                 w8 = 7
-                v8 = a
-                if y < 4:  # RLCA RRCA RLA RRA: as the CB ops, Z always clear
-                    r = rot_shift(y, a, f)
-                    v8 = r[0]
-                    nf = r[1] & FC
-                if y == 4:
-                    r = daa(a, f)
-                    v8 = r[0]
-                    nf = r[1]
-                if y == 5:  # CPL
-                    v8 = (~a) & 0xFF
-                    nf = (f & 0x90) | 0x60
-                if y == 6:  # SCF
-                    nf = (f & 0x80) | FC
-                if y == 7:  # CCF
-                    nf = (f & 0x80) | ((f & FC) ^ FC)
+                r = acc_op(y, a, f)
+                v8 = r[0]
+                nf = r[1]
         if x == 1:
             if y == 6 and z == 6:  # HALT: PC stays; the run loop steps over it on wake-up
                 length = 0

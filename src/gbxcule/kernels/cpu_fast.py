@@ -26,13 +26,12 @@ import warp as wp
 from gbxcule.kernels.alu import (
     FC,
     FH,
+    acc_op,
     alu8,
+    cb_op,
     condition,
-    daa,
     inc_dec8,
-    rot_shift,
     signed8,
-    zflag,
 )
 from gbxcule.kernels.cpu_regs import CpuRegs, bus_in, bus_out, get_r8, get_r16, set_r8, set_r16
 from gbxcule.kernels.state import Machine
@@ -97,24 +96,10 @@ def cpu_fast(regs: wp.ref[CpuRegs], op: int, n1: int, n16: int) -> int:
                 set_r8(regs, y, n1)
                 cyc = 8
                 npc = pc + 2
-        elif z == 7:  # RLCA RRCA RLA RRA (Z always clear), DAA, CPL, SCF, CCF
-            a = regs.a
-            f = regs.f
-            if y < 4:
-                r = rot_shift(y, a, f)
-                regs.a = r[0]
-                regs.f = r[1] & FC
-            elif y == 4:
-                r = daa(a, f)
-                regs.a = r[0]
-                regs.f = r[1]
-            elif y == 5:
-                regs.a = (~a) & 0xFF
-                regs.f = (f & 0x90) | 0x60
-            elif y == 6:
-                regs.f = (f & 0x80) | FC
-            else:
-                regs.f = (f & 0x80) | ((f & FC) ^ FC)
+        elif z == 7:  # RLCA RRCA RLA RRA DAA CPL SCF CCF
+            r = acc_op(y, regs.a, regs.f)
+            regs.a = r[0]
+            regs.f = r[1]
             cyc = 4
     else:
         if z == 6:  # ALU A,n8
@@ -153,22 +138,12 @@ def cpu_fast(regs: wp.ref[CpuRegs], op: int, n1: int, n16: int) -> int:
 def cpu_fast_cb(regs: wp.ref[CpuRegs], op: int) -> int:
     """CB opcode ``op`` on a register (not [HL]): 8 T-cycles, registers and PC updated."""
     x = op >> 6
-    y = (op >> 3) & 7
     z = op & 7
-    src = get_r8(regs, z)
-    t = src
-    if x == 0:  # RLC RRC RL RR SLA SRA SWAP SRL
-        r = rot_shift(y, src, regs.f)
-        t = r[0]
+    r = cb_op(op, get_r8(regs, z), regs.f)
+    if x < 2:  # RES / SET leave F
         regs.f = r[1]
-    if x == 1:  # BIT
-        regs.f = (regs.f & FC) | FH | zflag(src & (1 << y))
-    if x == 2:  # RES
-        t = src & ~(1 << y)
-    if x == 3:  # SET
-        t = src | (1 << y)
-    if x != 1:
-        set_r8(regs, z, t)
+    if x != 1:  # BIT writes no register
+        set_r8(regs, z, r[0])
     regs.pc = (regs.pc + 2) & 0xFFFF
     return 8
 
