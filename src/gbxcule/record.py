@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from gbxcule.core.actions import ActionRangeError, get_codec, validate_actions
+from gbxcule.core.actions import ActionRangeError, first_bad_action, get_codec, validate_actions
 from gbxcule.rollout import (
     DEVICES,
     DMG_FPS,
@@ -73,10 +73,10 @@ def load_actions(path: Path, env: int, codec: str) -> np.ndarray:
     if not np.issubdtype(arr.dtype, np.integer):
         raise ValueError(f"actions file {path} holds {arr.dtype} values, need integers")
     the_codec = get_codec(codec)
-    bad = np.flatnonzero((arr < 0) | (arr >= the_codec.num_actions))
-    if bad.size:
+    bad = first_bad_action(arr, the_codec)
+    if bad is not None:
         raise ActionRangeError(
-            f"{path}: action {int(arr[bad[0]])} at step {int(bad[0])} is out of range for "
+            f"{path}: action {int(arr[bad])} at step {bad} is out of range for "
             f"codec {the_codec.name!r} (valid: 0..{the_codec.num_actions - 1})"
         )
     return validate_actions(arr, len(arr), the_codec)

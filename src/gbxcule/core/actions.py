@@ -124,12 +124,17 @@ def validate_actions(actions: Any, num_envs: int, codec: str | ActionCodec) -> n
         raise ActionShapeError(
             f"actions must have shape ({num_envs},) (one id per env), got {arr.shape}"
         )
-    if arr.size:
-        lo, hi = int(arr.min()), int(arr.max())
-        if lo < 0 or hi >= codec.num_actions:
-            bad = int(np.flatnonzero((arr < 0) | (arr >= codec.num_actions))[0])
-            raise ActionRangeError(
-                f"action {int(arr[bad])} for env {bad} out of range for codec {codec.name!r} "
-                f"(valid: 0..{codec.num_actions - 1})"
-            )
+    bad = first_bad_action(arr, codec)
+    if bad is not None:
+        raise ActionRangeError(
+            f"action {int(arr[bad])} for env {bad} out of range for codec {codec.name!r} "
+            f"(valid: 0..{codec.num_actions - 1})"
+        )
     return arr.astype(np.int64, copy=False)
+
+
+def first_bad_action(arr: np.ndarray, codec: ActionCodec) -> int | None:
+    """Index of the first id in the integer array ``arr`` outside ``codec``'s range, or None."""
+    if arr.size == 0 or (int(arr.min()) >= 0 and int(arr.max()) < codec.num_actions):
+        return None
+    return int(np.flatnonzero((arr < 0) | (arr >= codec.num_actions))[0])
