@@ -21,8 +21,8 @@ The step's buttons are pressed at the start of its first frame and released
 ``release_after`` frames later (``kernels/joypad.py``); the renderer (line
 latches) runs on the step's last frame only, as ``PyBoy.tick(n, render)`` does.
 Envs with ``m.i32[i, LOCKED] != 0`` (an illegal opcode, where PyBoy would hang) are
-skipped (the backend reports them: ``locked_torch``/``locked_envs``). The same kernel runs the boot ROM at reset (``stop_pc``, see
-``step_kernel``).
+skipped (the backend reports them: ``locked_torch``/``locked_envs``). The same kernel
+runs the boot ROM at reset (``stop_pc``, see ``step_kernel``).
 """
 
 from __future__ import annotations
