@@ -45,12 +45,14 @@ from typing import Any
 
 import numpy as np
 
-from bench.harness import REGIONS, REPO_ROOT, spec_actions, spec_rom_file
+from bench.roms.spec import spec_actions, spec_rom_file
 from gbxcule.backends.protocol import CPU_STATE_KEYS, Backend
 from gbxcule.core.actions import get_codec
+from gbxcule.lockstep import REGIONS
 
 HASH_VERSION = "gbxcule-state-v1"
 GOLDENS_FORMAT = "gbxcule-goldens-v1"
+REPO_ROOT = Path(__file__).resolve().parents[1]
 GOLDENS_PATH = REPO_ROOT / "tests" / "goldens" / "goldens.json"
 HASH_REGIONS: tuple[tuple[str, int, int], ...] = tuple(
     (name, *REGIONS[name]) for name in ("vram", "cartram", "wram", "oam", "io", "hram", "ie")

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.sweep import _device_name, _versions, default_rom
+from gbxcule.backends.checks import check_positive_int
 from gbxcule.backends.pixels import backend_render_cost
-from gbxcule.backends.pyboy_backend import check_positive_int
 from gbxcule.backends.registry import make_backend
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "render"
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--label", default="", help="what this run measures (kept in its rows)")
     args = ap.parse_args(argv)
     if args.device == "cuda":
-        from gbxcule.rollout import cuda_available
+        from gbxcule.cli.rollout import cuda_available
 
         if not cuda_available():
             ap.error("--device cuda needs a CUDA device visible to Warp; this machine has none")

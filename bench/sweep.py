@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gbxcule.backends.pyboy_backend import check_positive_int
+from gbxcule.backends.checks import check_positive_int
 from gbxcule.backends.registry import backend_names, make_backend
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -356,14 +356,14 @@ def run_sweep(
 
 
 def default_rom() -> str:
-    from gbxcule.demo_game import demo_rom_path
+    from gbxcule.demo.rom import demo_rom_path
 
     return str(demo_rom_path())
 
 
 def default_backends() -> list[str]:
     """The CPU backends, plus warp-cuda when Warp sees a CUDA device."""
-    from gbxcule.rollout import cuda_available
+    from gbxcule.cli.rollout import cuda_available
 
     return ["warp-cpu", "pyboy", "pyboy-mp"] + (["warp-cuda"] if cuda_available() else [])
 
@@ -417,7 +417,7 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise ValueError(f"unknown backends {unknown}; known: {backend_names()}")
     if "warp-cuda" in backends:
-        from gbxcule.rollout import cuda_available
+        from gbxcule.cli.rollout import cuda_available
 
         if not cuda_available():
             raise ValueError("warp-cuda needs a CUDA device visible to Warp; this machine has none")

@@ -17,6 +17,8 @@ from gbxcule.core.actions import (
     validate_actions,
 )
 
+pytestmark = pytest.mark.l1
+
 
 def test_button_bit_order() -> None:
     assert JOYPAD_BUTTONS == ("right", "left", "up", "down", "a", "b", "select", "start")

@@ -6,6 +6,8 @@ import pytest
 
 from gbxcule.asm import build_rom
 
+pytestmark = pytest.mark.tooling
+
 PROGRAM = """
 SECTION "main", ROM0[$0150]
 Main:

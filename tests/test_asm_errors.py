@@ -6,6 +6,8 @@ import pytest
 
 from gbxcule.asm import AsmError, assemble, build_rom
 
+pytestmark = pytest.mark.tooling
+
 CASES = [
     ("nop\nfrob a\n", 2, "unknown mnemonic 'frob'"),
     ("nop\nnop\nld [bc], b\n", 3, "bad operands for 'ld'"),

@@ -12,6 +12,8 @@ import pytest
 from gbxcule.asm import assemble, disassemble
 from gbxcule.core import isa
 
+pytestmark = pytest.mark.tooling
+
 R8 = ["b", "c", "d", "e", "h", "l", "[hl]", "a"]
 RP = ["bc", "de", "hl", "sp"]
 RP_STACK = ["bc", "de", "hl", "af"]

@@ -6,6 +6,8 @@ import pytest
 
 from gbxcule.asm import assemble, build_rom
 
+pytestmark = pytest.mark.tooling
+
 pyboy = pytest.importorskip("pyboy")
 
 SOURCE = """

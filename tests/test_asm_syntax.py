@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gbxcule.asm import assemble
+
+pytestmark = pytest.mark.tooling
 
 
 def data_of(source: str) -> bytes:

@@ -14,22 +14,16 @@ import numpy as np
 import pytest
 import torch
 
-from bench.roms.build import get_rom
 from gbxcule.backends.warp_vec import WarpVecCpuBackend, WarpVecCudaBackend
 from gbxcule.core.actions import ActionRangeError
 
-from .backend_api_support import write_rom
+from .support.backend_api_support import write_rom
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.api, pytest.mark.gpu]
 
 N = 8
 PACE = {"frames_per_step": 4, "release_after_frames": 2}
 STATES = Path(__file__).parent / "fixtures" / "states"
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    return write_rom(tmp_path_factory.mktemp("demo"), "demo.gb", get_rom("demo_game").build())
 
 
 def states(b):

@@ -19,24 +19,16 @@ from gbxcule.backends.device_inputs import ActionDeviceError
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
 from gbxcule.core import memory_layout as ml
 from gbxcule.core.actions import ActionDtypeError, ActionRangeError, ActionShapeError
-from gbxcule.core.symbols import SymbolError, SymbolTable, UnknownSymbolError, format_sym
-from gbxcule.demo_game import W_PLAYER_X, W_SCORE
-from gbxcule.demo_game_asm import game_source
+from gbxcule.core.symbols import SymbolError, SymbolTable, UnknownSymbolError
+from gbxcule.demo.asm import game_source
+from gbxcule.demo.game import W_PLAYER_X, W_SCORE
 
-from .backend_api_support import write_rom
+from .support.backend_api_support import write_rom
+
+pytestmark = pytest.mark.api
 
 N = 3
 PACE = {"frames_per_step": 4, "release_after_frames": 2}
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """The demo game's ROM with its .sym file beside it."""
-    folder = tmp_path_factory.mktemp("demo")
-    path = write_rom(folder, "demo.gb", get_rom("demo_game").build())
-    program = assemble(game_source())
-    path.with_suffix(".sym").write_text(format_sym(program.symbols, program.label_banks))
-    return path
 
 
 @pytest.fixture
@@ -189,7 +181,7 @@ def test_ram_views_are_zero_copy_and_stable(demo, layout):
 
 
 def test_cart_ram_view_holds_every_bank(tmp_path):
-    from .backend_api_support import zoo_rom
+    from .support.backend_api_support import zoo_rom
 
     path = write_rom(tmp_path, "zoo.gb", zoo_rom())
     with WarpVecCpuBackend(path, num_envs=2, threads=1, **PACE) as b:

@@ -14,7 +14,9 @@ import torch
 from gbxcule.asm import build_rom
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
 
-from .backend_api_support import write_rom
+from .support.backend_api_support import write_rom
+
+pytestmark = pytest.mark.api
 
 # Counts in WRAM each pass; while A is held it runs into 0xDD, an illegal opcode.
 LOCK_ON_A = """

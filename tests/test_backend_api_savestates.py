@@ -32,7 +32,7 @@ from gbxcule.backends.warp_vec import WarpVecCpuBackend
 from gbxcule.core.savestate import SavestateError, load_pyboy_state
 from gbxcule.core.snapshot import SNAPSHOT_FORMAT
 
-from .backend_api_support import (
+from .support.backend_api_support import (
     KW,
     ZOO_SOURCE,
     lockstep,
@@ -43,6 +43,8 @@ from .backend_api_support import (
     write_rom,
     zoo_rom,
 )
+
+pytestmark = pytest.mark.l3
 
 FIXTURES = Path(__file__).parent / "fixtures" / "states"
 INDEX = json.loads((FIXTURES / "index.json").read_text())["fixtures"]

@@ -13,14 +13,15 @@ import pytest
 import torch
 import warp as wp
 
-from bench.roms.build import get_rom
 from gbxcule.backends.device_inputs import EnvMaskError
 from gbxcule.backends.machine_state import MachineLayout, MachineStateError, copy_state
 from gbxcule.backends.start_states import StartStateError
 from gbxcule.backends.warp_base import per_env_arrays
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
 
-from .backend_api_support import write_rom, zoo_rom
+from .support.backend_api_support import write_rom, zoo_rom
+
+pytestmark = pytest.mark.api
 
 N = 4
 PACE = {"frames_per_step": 4, "release_after_frames": 2, "action_codec": "buttons"}
@@ -31,14 +32,9 @@ def same(a: dict, b: dict) -> list[str]:
     return [k for k in a if not np.array_equal(a[k], b[k])]
 
 
-@pytest.fixture(scope="module")
-def demo_path(tmp_path_factory):
-    return write_rom(tmp_path_factory.mktemp("demo"), "demo.gb", get_rom("demo_game").build())
-
-
 @pytest.fixture(params=["env_major", "interleaved"])
-def backend(request, demo_path):
-    with WarpVecCpuBackend(demo_path, num_envs=N, threads=2, mem_layout=request.param, **PACE) as b:
+def backend(request, demo):
+    with WarpVecCpuBackend(demo, num_envs=N, threads=2, mem_layout=request.param, **PACE) as b:
         yield b
 
 
@@ -113,8 +109,8 @@ def test_restored_env_runs_exactly_as_the_captured_one(backend):
     assert not same(backend.capture_state(0), want)
 
 
-def test_seeded_and_default_slot_choice(demo_path):
-    with WarpVecCpuBackend(demo_path, num_envs=16, threads=1, **PACE) as b:
+def test_seeded_and_default_slot_choice(demo):
+    with WarpVecCpuBackend(demo, num_envs=16, threads=1, **PACE) as b:
         for seed in range(3):
             run(b, 1, seed)
             b.capture_start_state(seed)

@@ -9,6 +9,8 @@ from gbxcule.asm import build_rom, disassemble
 from gbxcule.asm.bootrom import BOOT_ROM_SIZE, boot_rom_bytes, boot_rom_path
 from gbxcule.backends.pyboy_backend import PyBoySingleBackend, cpu_block, make_pyboy
 
+pytestmark = pytest.mark.l1
+
 # history/postboot.md: the state at PC=0x0100 measured on PyBoy 2.8.1.
 POST_BOOT_CPU = {
     "pc": 0x0100,

@@ -7,6 +7,8 @@ import pytest
 from gbxcule.asm import build_rom
 from gbxcule.core.cartridge import CartridgeError, CartridgeHeader, header_checksum
 
+pytestmark = pytest.mark.l1
+
 PROGRAM = "Main:\n    jr Main\n"
 
 

@@ -13,14 +13,17 @@ import pytest
 from PIL import Image
 
 from bench.roms.suite.demo import expected_frame
-from gbxcule import demo_cli, record, rollout
-from gbxcule import demo_game as game
 from gbxcule.asm import build_rom
-from gbxcule.cli import COMMANDS, main
+from gbxcule.cli import COMMANDS, main, record, rollout
+from gbxcule.cli import demo as demo_cli
+from gbxcule.cli.rollout import random_actions
 from gbxcule.core.actions import get_codec
 from gbxcule.core.cartridge import CART_TYPE_OFFSET, HEADER_CHECKSUM_OFFSET, header_checksum
 from gbxcule.core.pixels import shades_to_grey
-from gbxcule.rollout import random_actions
+from gbxcule.demo import game as game
+from gbxcule.demo import rom as demo_rom
+
+pytestmark = pytest.mark.api
 
 SETUP_FRAMES = 3  # frames the demo ROM runs before its first tick: W_FRAME = frames - 3
 LOOP = 'SECTION "main", ROM0[$0150]\n.loop:\n    jr .loop\n'
@@ -192,7 +195,7 @@ def test_record_replays_a_demo_env(tmp_path, capsys):
     assert main(["demo", "--envs", str(envs), "--steps", str(steps), "--out", str(tmp_path)]) == 0
     grid = np.asarray(Image.open(tmp_path / "final_frames.png"))
     out = tmp_path / "rec" / "env2.gif"
-    args = ["record", str(game.demo_rom_path()), "--env", str(env), "--num-envs", str(envs)]
+    args = ["record", str(demo_rom.demo_rom_path()), "--env", str(env), "--num-envs", str(envs)]
     assert main(args + ["--steps", str(steps), "--device", "cpu", "--out", str(out)]) == 0
     assert f"{steps} frames" in capsys.readouterr().out
     frames, ms = _gif_frames(out)
@@ -207,7 +210,7 @@ def test_record_from_an_actions_file(tmp_path, capsys):
     actions = tmp_path / "acts.txt"
     actions.write_text("# walk\n2\n2   # right again\n\n0\n")
     out = tmp_path / "walk.gif"
-    rom = str(game.demo_rom_path())
+    rom = str(demo_rom.demo_rom_path())
     assert (
         main(["record", rom, "--actions", str(actions), "--backend", "pyboy", "--out", str(out)])
         == 0
@@ -244,7 +247,7 @@ def test_record_refuses_bad_actions_files(tmp_path, content, message):
 def test_record_refuses_mp4_without_an_encoder(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(record, "find_ffmpeg", lambda: None)
     out = tmp_path / "x.mp4"
-    assert main(["record", str(game.demo_rom_path()), "--steps", "1", "--out", str(out)]) == 2
+    assert main(["record", str(demo_rom.demo_rom_path()), "--steps", "1", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "cannot write .mp4" in err and "imageio-ffmpeg is not installed" in err
     assert not out.exists()
@@ -265,7 +268,7 @@ def test_record_pipes_raw_grey_frames_into_ffmpeg(tmp_path, capsys, monkeypatch)
     fake.chmod(0o755)
     monkeypatch.setattr(record, "find_ffmpeg", lambda: str(fake))
     out = tmp_path / "x.mp4"
-    rom = str(game.demo_rom_path())
+    rom = str(demo_rom.demo_rom_path())
     assert main(["record", rom, "--steps", "2", "--backend", "pyboy", "--out", str(out)]) == 0
     argv, size, values = ast.literal_eval(out.read_text())
     assert argv[argv.index("-s") + 1] == "320x288" and argv[argv.index("-pix_fmt") + 1] == "gray"
@@ -284,7 +287,7 @@ def test_record_state_needs_a_backend_that_loads_states(tmp_path):
 def test_record_refuses_a_garbage_state(tmp_path, capsys):
     state = tmp_path / "s.state"
     state.write_bytes(b"\0" * 64)
-    rom = str(game.demo_rom_path())
+    rom = str(demo_rom.demo_rom_path())
     args = ["record", rom, "--state", str(state), "--device", "cpu", "--steps", "1"]
     assert main(args + ["--out", str(tmp_path / "x.gif")]) == 2
     assert "error" in capsys.readouterr().err
@@ -296,7 +299,7 @@ def test_record_starts_from_a_pyboy_save_state(tmp_path, capsys):
     recorded picture is the model's state after the walk, on the Warp backend."""
     from gbxcule.backends.pyboy_backend import PyBoySingleBackend
 
-    rom = game.demo_rom_path()
+    rom = demo_rom.demo_rom_path()
     walk = [2, 2]  # right, right
     oracle = PyBoySingleBackend(rom, frames_per_step=24, release_after_frames=8)
     try:
@@ -319,7 +322,7 @@ def test_record_starts_from_a_pyboy_save_state(tmp_path, capsys):
 
 
 def test_record_refuses_bad_arguments(tmp_path, capsys):
-    rom = str(game.demo_rom_path())
+    rom = str(demo_rom.demo_rom_path())
     assert main(["record", rom, "--out", str(tmp_path / "x.avi")]) == 2
     assert "must end in .gif or .mp4" in capsys.readouterr().err
     assert main(["record", str(tmp_path / "missing.gb")]) == 2

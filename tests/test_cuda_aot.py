@@ -18,7 +18,7 @@ from gbxcule.kernels import KERNEL_MODULES
 
 # Not in `make test` (the step module alone takes minutes in NVRTC); CI runs it through
 # `make test-cuda-build` right after `make test`.
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.tooling, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("module_name", list(KERNEL_MODULES))

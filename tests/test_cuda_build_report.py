@@ -9,6 +9,8 @@ import pytest
 from bench.cuda_build_report import parse_ptxas, ptx_for_ptxas, readable_name, write_summary
 from gbxcule.kernels import KERNEL_MODULES
 
+pytestmark = pytest.mark.tooling
+
 KERNELS_DIR = Path(__file__).resolve().parents[1] / "src" / "gbxcule" / "kernels"
 
 # The shape `ptxas -arch=sm_90 -v` prints (CUDA 13.0), two out-of-line funcs and one entry.

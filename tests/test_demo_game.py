@@ -5,11 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.harness import check_spec
+from bench.roms.spec import check_spec
 from bench.roms.suite import demo
-from gbxcule import demo_game as g
+from gbxcule.demo import game as g
+from gbxcule.demo import rom as demo_rom
 
 from .test_roms_ppu import run_on_pyboy
+
+pytestmark = pytest.mark.l3
 
 SPEC = demo.ROMS[0]
 
@@ -147,7 +150,7 @@ def test_state_from_wram_needs_the_whole_range():
 
 def test_rom_labels_sit_at_the_documented_addresses():
     from gbxcule.asm import assemble
-    from gbxcule.demo_game_asm import game_source
+    from gbxcule.demo.asm import game_source
 
     symbols = assemble(game_source()).symbols
     documented = {
@@ -168,7 +171,7 @@ def test_rom_labels_sit_at_the_documented_addresses():
 
 
 def test_demo_rom_is_reproducible():
-    rom = g.demo_rom_bytes()
+    rom = demo_rom.demo_rom_bytes()
     assert len(rom) == 0x8000 and rom[0x134:0x140].rstrip(b"\0") == b"GBXCULE DEMO"
-    g.demo_rom_bytes.cache_clear()
-    assert g.demo_rom_bytes() == rom
+    demo_rom.demo_rom_bytes.cache_clear()
+    assert demo_rom.demo_rom_bytes() == rom

@@ -11,10 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.harness import spec_rom_file
 from bench.roms.build import get_rom
+from bench.roms.spec import spec_rom_file
 from gbxcule.backends.warp_base import per_env_arrays
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
+
+pytestmark = pytest.mark.l3
 
 CASES = {  # suite ROM: steps of 4 frames
     "demo_game": 150,

@@ -8,6 +8,8 @@ documented PyBoy behaviour directly.
 
 from __future__ import annotations
 
+import pytest
+
 from gbxcule.core.cartridge import (
     GLOBAL_CHECKSUM_OFFSET,
     HEADER_CHECKSUM_OFFSET,
@@ -16,13 +18,16 @@ from gbxcule.core.cartridge import (
     global_checksum,
     header_checksum,
 )
-from tests.emu_cpu_support import (
+
+from .support.emu_cpu_support import (
     assert_same,
     program_rom,
     pyboy_run_to,
     warp_run_to,
     wram_program,
 )
+
+pytestmark = pytest.mark.l2
 
 RESULTS = 0xC000
 RTC_SECOND = 4194304  # T-cycles

@@ -11,9 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.harness import spec_rom_file
 from bench.roms.build import get_rom
+from bench.roms.spec import spec_rom_file
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
+
+pytestmark = pytest.mark.l3
 
 NUM_ENVS = 64
 STEPS = 8

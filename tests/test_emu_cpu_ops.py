@@ -1,6 +1,6 @@
 """Every SM83 opcode against PyBoy 2.8.1: registers, cycle count and RAM at a stop label.
 
-Random programs (tests/emu_cpu_fuzz.py) run on PyBoy and on our CPU
+Random programs (tests/support/emu_cpu_fuzz.py) run on PyBoy and on our CPU
 (kernels/run_cpu.py, no IO timing) from power-on through the boot ROM; both
 stop when PC reaches ``Done``. Exhaustive tables cover DAA and the ALU flags.
 """
@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from gbxcule.core.isa import BASE, CB, CB_PREFIX, ILLEGAL_OPCODES
-from tests.emu_cpu_fuzz import STUBS_ADDR, fuzz_source, relocated_source
-from tests.emu_cpu_support import (
+
+from .support.emu_cpu_fuzz import STUBS_ADDR, fuzz_source, relocated_source
+from .support.emu_cpu_support import (
     assert_same_trace,
     instruction_starts,
     program_rom,
@@ -20,6 +21,8 @@ from tests.emu_cpu_support import (
     warp_run_to,
     warp_trace,
 )
+
+pytestmark = pytest.mark.l1
 
 FUZZ_SEEDS = (1, 2, 3, 4)
 FUZZ_LENGTH = 1500

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from bench.harness import check_spec, run_lockstep, spec_actions, spec_config, spec_rom_file
 from bench.roms.build import all_roms
+from bench.roms.spec import check_spec, spec_actions, spec_config, spec_rom_file
+from gbxcule.lockstep import run_lockstep
+
+pytestmark = pytest.mark.l3
 
 SPECS = [s for s in all_roms() if {"cpu", "mbc"} & set(s.tags)]
 

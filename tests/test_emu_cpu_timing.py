@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from bench.harness import LockstepConfig, run_lockstep
 from gbxcule.asm import build_rom
+from gbxcule.lockstep import LockstepConfig, run_lockstep
+
+pytestmark = pytest.mark.l2
 
 LOG = 0xC000
 TIMER_REGS = (0x04, 0x05, 0x41, 0x44)

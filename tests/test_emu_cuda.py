@@ -15,13 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.harness import spec_rom_file
 from bench.roms.build import get_rom
+from bench.roms.spec import spec_rom_file
 from gbxcule.backends.warp_vec import WarpVecCpuBackend, WarpVecCudaBackend
-from tests.emu_cpu_fuzz import fuzz_source
-from tests.emu_cpu_support import program_rom
 
-pytestmark = pytest.mark.gpu
+from .support.emu_cpu_fuzz import fuzz_source
+from .support.emu_cpu_support import program_rom
+
+pytestmark = [pytest.mark.l3, pytest.mark.gpu]
 
 NUM_ENVS = 16
 STEPS = 12

@@ -2,7 +2,7 @@
 
 Registers, the T-cycle counter, VRAM, cart RAM, WRAM, OAM, FEA0-FEFF, the IO page,
 HRAM, IE and the serial output must be equal after every step, for the timing
-stress programs (tests/emu_timing_programs.py), every micro ROM of the suite and
+stress programs (tests/support/emu_timing_programs.py), every micro ROM of the suite and
 the demo game under random inputs, and random IO-access programs.
 """
 
@@ -15,8 +15,17 @@ import warp as wp
 from bench.roms.build import all_roms, get_rom
 from gbxcule.backends.warp_base import field_view
 
-from .emu_timing_programs import PROGRAMS, TIMER_HALT, program, random_io_program
-from .emu_timing_support import diff_states, lockstep, pyboy_boot, pyboy_step, warp_boot, warp_step
+from .support.emu_timing_programs import PROGRAMS, TIMER_HALT, program, random_io_program
+from .support.emu_timing_support import (
+    diff_states,
+    lockstep,
+    pyboy_boot,
+    pyboy_step,
+    warp_boot,
+    warp_step,
+)
+
+pytestmark = pytest.mark.l3
 
 
 def assert_lockstep(rom: bytes, steps: int, masks=None, frames: int = 1, release_after: int = 1):

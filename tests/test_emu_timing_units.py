@@ -55,6 +55,8 @@ from gbxcule.kernels.state import (
     Machine,
 )
 
+pytestmark = pytest.mark.l2
+
 wp.set_module_options({"enable_backward": False})
 
 PYBOY_CORE = Path(pyboy.__file__).parent / "core"

@@ -7,6 +7,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.api
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # A fresh process, so no module is loaded yet; Warp reports every module load.
@@ -17,7 +21,7 @@ PROGRAM = textwrap.dedent(
     wp.config.quiet = False
     wp.init()
     from gbxcule.backends.warp_vec import WarpVecCpuBackend
-    from gbxcule.demo_game import demo_rom_path
+    from gbxcule.demo.rom import demo_rom_path
     env = WarpVecCpuBackend(str(demo_rom_path()), num_envs=4, threads=2, render_pixels=True)
     env.step(np.zeros(4, dtype=np.int64))
     env.close()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
 
 import numpy as np
 import pytest
@@ -36,13 +35,10 @@ from bench.goldens import (
 from bench.roms.build import all_roms
 from gbxcule.backends.protocol import CPU_STATE_KEYS
 
+pytestmark = pytest.mark.l3
+
 CASES = golden_cases()
 BY_NAME = {c.name: c for c in CASES}
-
-
-@pytest.fixture(scope="module")
-def goldens() -> dict[str, dict[str, Any]]:
-    return load_goldens()
 
 
 def test_goldens_cover_every_suite_rom_and_the_demo(goldens) -> None:

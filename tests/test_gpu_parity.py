@@ -40,13 +40,14 @@ from bench.goldens import (
     check_record,
     describe_difference,
     golden_cases,
-    load_goldens,
     mismatch_message,
     run_rollouts,
     state_digest,
 )
-from bench.harness import _git_commit, _versions
 from gbxcule.backends.warp_base import per_env_arrays
+from gbxcule.lockstep import _git_commit, _versions
+
+pytestmark = pytest.mark.l3
 
 NUM_ENVS = 1024
 CASES = golden_cases()
@@ -155,11 +156,6 @@ def gpu_report():
     if out and REPORT and cuda_available():
         for path in write_report(Path(out), REPORT, device_name()):
             print(f"GPU parity report: {path}")
-
-
-@pytest.fixture(scope="module")
-def goldens() -> dict[str, dict[str, Any]]:
-    return load_goldens()
 
 
 # ---------------------------------------------------------------- comparisons

@@ -11,13 +11,15 @@ import subprocess
 import numpy as np
 import pytest
 
-from bench import harness
-from bench.harness import LockstepConfig, parse_ranges, run_lockstep
+from bench.roms import spec as spec_runner
 from bench.roms.build import all_roms
 from bench.roms.spec import RomSpec
-from gbxcule import cli
+from gbxcule import cli, lockstep
 from gbxcule.asm import build_rom
 from gbxcule.backends.pyboy_backend import PyBoySingleBackend
+from gbxcule.lockstep import LockstepConfig, parse_ranges, run_lockstep
+
+pytestmark = pytest.mark.api
 
 # Counts frames into $C000 and keeps the last joypad mask (1 = pressed) at $C001.
 COUNTER = """
@@ -144,7 +146,7 @@ def _cfg(dut: str, **kw) -> LockstepConfig:
 
 
 def _actions(cfg: LockstepConfig) -> np.ndarray:
-    return harness.make_actions("random", cfg.steps, cfg.num_envs, cfg.codec, seed=1)
+    return lockstep.make_actions("random", cfg.steps, cfg.num_envs, cfg.codec, seed=1)
 
 
 def _suite() -> list[RomSpec]:
@@ -172,9 +174,9 @@ def _self_check_spec() -> RomSpec:
 
 @pytest.mark.parametrize("spec", _suite(), ids=lambda s: s.name)
 def test_pyboy_vs_pyboy_agrees_on_every_suite_rom(spec: RomSpec, tmp_path) -> None:
-    cfg = harness.spec_config(spec, "pyboy", "pyboy")
+    cfg = spec_runner.spec_config(spec, "pyboy", "pyboy")
     result = run_lockstep(
-        harness.spec_rom_file(spec), harness.spec_actions(spec), cfg, bundle_root=tmp_path
+        spec_runner.spec_rom_file(spec), spec_runner.spec_actions(spec), cfg, bundle_root=tmp_path
     )
     assert result.ok, result.diffs
     assert result.checks == spec.steps + 1
@@ -189,15 +191,15 @@ def test_pyboy_vs_pyboy_mp_agrees_with_random_actions(counter_rom, tmp_path) -> 
 
 def test_spec_runner_runs_inputs_and_self_check() -> None:
     spec = _self_check_spec()
-    harness.check_spec(spec, "pyboy", num_envs=2)
+    spec_runner.check_spec(spec, "pyboy", num_envs=2)
     failing = RomSpec(**{**spec.__dict__, "inputs": (0x01,)})
     with pytest.raises(AssertionError, match="harness_self_check on pyboy env 0"):
-        harness.check_spec(failing, "pyboy")
-    backend = harness.make_spec_backend(spec, "pyboy")
+        spec_runner.check_spec(failing, "pyboy")
+    backend = spec_runner.make_spec_backend(spec, "pyboy")
     try:
         wrong_pace = RomSpec(**{**spec.__dict__, "frames_per_step": 3})
         with pytest.raises(ValueError, match="needs \\(3, 2\\)"):
-            harness.run_spec(wrong_pace, backend)
+            spec_runner.run_spec(wrong_pace, backend)
     finally:
         backend.close()
 
@@ -239,7 +241,7 @@ def test_divergence_writes_bundle_and_repro_reproduces_it(counter_rom, tmp_path,
     actions = np.load(bundle / "actions.npy")
     assert actions.shape == (3, 1)
     assert np.array_equal(
-        actions, harness.make_actions("random", 8, 1, "pokemonred_puffer_v1", 5)[:3]
+        actions, lockstep.make_actions("random", 8, 1, "pokemonred_puffer_v1", 5)[:3]
     )
     meta = json.loads((bundle / "metadata.json").read_text())
     assert meta["step"] == 3 and meta["seed"] == 5
@@ -336,7 +338,7 @@ def test_parse_ranges() -> None:
         (0xFF04, 0xFF05),
         (0xFF40, 0xFF4C),
     )
-    assert harness.format_ranges(parse_ranges("io,C000")) == "FF00-FF7F,C000-C000"
+    assert lockstep.format_ranges(parse_ranges("io,C000")) == "FF00-FF7F,C000-C000"
     with pytest.raises(ValueError, match="bad address range 'vramm'"):
         parse_ranges("vramm")
     with pytest.raises(ValueError, match="outside 0000-FFFF or reversed"):
@@ -344,21 +346,21 @@ def test_parse_ranges() -> None:
 
 
 def test_make_actions_sources(tmp_path) -> None:
-    a = harness.make_actions("random", 4, 3, "pokemonred_puffer_v1", seed=2)
+    a = lockstep.make_actions("random", 4, 3, "pokemonred_puffer_v1", seed=2)
     assert a.shape == (4, 3) and a.max() < 7
-    assert np.array_equal(a, harness.make_actions("random", 4, 3, "pokemonred_puffer_v1", seed=2))
-    assert not harness.make_actions("none", 2, 1, "buttons").any()
+    assert np.array_equal(a, lockstep.make_actions("random", 4, 3, "pokemonred_puffer_v1", seed=2))
+    assert not lockstep.make_actions("none", 2, 1, "buttons").any()
     with pytest.raises(ValueError, match="no no-op action"):
-        harness.make_actions("none", 2, 1, "pokemonred_puffer_v1")
+        lockstep.make_actions("none", 2, 1, "pokemonred_puffer_v1")
     np.save(tmp_path / "a.npy", np.array([[1], [2], [300]]))
     with pytest.raises(ValueError, match="has 3 steps, 5 requested"):
-        harness.make_actions(str(tmp_path / "a.npy"), 5, 1, "buttons")
+        lockstep.make_actions(str(tmp_path / "a.npy"), 5, 1, "buttons")
     with pytest.raises(ValueError, match="out of range"):
-        harness.make_actions(str(tmp_path / "a.npy"), 3, 1, "buttons")
+        lockstep.make_actions(str(tmp_path / "a.npy"), 3, 1, "buttons")
     with pytest.raises(ValueError, match="need \\[steps, 2\\]"):
-        harness.make_actions(str(tmp_path / "a.npy"), 2, 2, "buttons")
+        lockstep.make_actions(str(tmp_path / "a.npy"), 2, 2, "buttons")
     with pytest.raises(FileNotFoundError, match="actions file not found"):
-        harness.make_actions(str(tmp_path / "nope.npy"), 2, 1, "buttons")
+        lockstep.make_actions(str(tmp_path / "nope.npy"), 2, 1, "buttons")
 
 
 def test_cli_usage_errors_exit_2(counter_rom, tmp_path, capsys) -> None:

@@ -19,6 +19,8 @@ from gbxcule.backends.warp_base import (
 from gbxcule.kernels import state
 from gbxcule.kernels.state import CYCLES, PC, Machine, env_view
 
+pytestmark = pytest.mark.l1
+
 wp.set_module_options({"enable_backward": False})
 
 NUM_ENVS = 5

@@ -9,6 +9,8 @@ import pytest
 
 import gbxcule
 
+pytestmark = pytest.mark.api
+
 
 def test_exports_resolve_to_their_defining_modules():
     from gbxcule.backends.warp_vec import WarpVecCpuBackend, WarpVecCudaBackend

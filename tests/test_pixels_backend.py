@@ -22,6 +22,8 @@ from gbxcule.backends.pixels import (
 from gbxcule.core import pixels as px
 from gbxcule.core.memory_layout import MEM_BASE_BYTES, OAM_OFF, OAM_SIZE, VRAM_OFF, VRAM_SIZE
 
+pytestmark = pytest.mark.api
+
 N = 3
 
 

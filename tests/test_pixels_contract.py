@@ -8,6 +8,8 @@ import torch
 
 from gbxcule.core import pixels as px
 
+pytestmark = pytest.mark.l1
+
 
 def random_shades(seed: int, *lead: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 4, (*lead, px.DOWN_H, px.DOWN_W), dtype=np.uint8)

@@ -13,16 +13,19 @@ import pytest
 import torch
 
 from bench.roms.suite.ppu_common import MIN_STABLE_FRAMES, W_FRAMES, scene_source
-from gbxcule import demo_game
 from gbxcule.asm import build_rom
 from gbxcule.backends.pixels import FRAME_BYTES, PACKED_FRAME_BYTES
 from gbxcule.backends.pyboy_backend import PyBoySingleBackend
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
 from gbxcule.core import pixels as px
+from gbxcule.demo import game as demo_game
+from gbxcule.demo import rom as demo_rom
 
-from . import pixel_scenes as ps
+from .support import pixel_scenes as ps
 from .test_pixels_midframe import VBLANK_WRITER
 from .test_pixels_suite_scenes import SCENES
+
+pytestmark = pytest.mark.l3
 
 STEPS = 8
 FRAMES_PER_STEP = 2
@@ -98,7 +101,7 @@ def test_emulator_demo_game_pixels_per_env(tmp_path):
     inputs = np.random.default_rng(3).integers(0, 256, (12, 3))
     compared = run_side_by_side(
         tmp_path,
-        demo_game.demo_rom_bytes(),
+        demo_rom.demo_rom_bytes(),
         "demo",
         demo_running,
         inputs,
@@ -113,7 +116,7 @@ def test_emulator_pixels_deterministic_across_backends_and_envs(tmp_path):
     """Same ROM and buttons: two backends give identical buffers; equal envs, equal frames;
     different buttons, different frames."""
     rom = tmp_path / "demo.gb"
-    rom.write_bytes(demo_game.demo_rom_bytes())
+    rom.write_bytes(demo_rom.demo_rom_bytes())
     kwargs = dict(num_envs=4, frames_per_step=3, release_after_frames=2, action_codec="buttons")
     kwargs.update(render_pixels=True, render_pixels_packed=True)
     runs = [WarpVecCpuBackend(rom, threads=1, **kwargs) for _ in range(2)]
@@ -136,7 +139,7 @@ def test_emulator_pixels_same_on_worker_threads(tmp_path):
     threads (env slices [0, 2) and [2, 5)) gives the one-thread backend's pixels, env by
     env: render-on-step buffers and snapshots at a nonzero offset."""
     rom = tmp_path / "demo.gb"
-    rom.write_bytes(demo_game.demo_rom_bytes())
+    rom.write_bytes(demo_rom.demo_rom_bytes())
     n = 5
     kwargs = dict(num_envs=n, frames_per_step=3, release_after_frames=2, action_codec="buttons")
     kwargs.update(render_pixels=True, render_pixels_packed=True)

@@ -13,7 +13,9 @@ import pytest
 from gbxcule.asm import assemble
 from gbxcule.core import pixels as px
 
-from . import pixel_scenes as ps
+from .support import pixel_scenes as ps
+
+pytestmark = pytest.mark.l2
 
 FIELD_BY_NAME = {
     "lcdc": px.LATCH_LCDC,

@@ -11,7 +11,9 @@ import pytest
 
 from gbxcule.core import pixels as px
 
-from . import pixel_scenes as ps
+from .support import pixel_scenes as ps
+
+pytestmark = pytest.mark.l1
 
 SEEDS_PER_KIND = 40
 

@@ -16,7 +16,9 @@ from bench.roms.suite import ppu_bg, ppu_midframe, ppu_sprites, ppu_window
 from bench.roms.suite.ppu_common import MIN_STABLE_FRAMES, Scene, scene_source
 from gbxcule.core import pixels as px
 
-from . import pixel_scenes as ps
+from .support import pixel_scenes as ps
+
+pytestmark = pytest.mark.l2
 
 REG_FIELDS = {
     "lcdc": px.LATCH_LCDC,

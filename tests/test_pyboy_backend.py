@@ -19,6 +19,8 @@ from gbxcule.backends.pyboy_backend import (
 )
 from gbxcule.core.actions import ActionRangeError, ActionShapeError
 
+pytestmark = pytest.mark.api
+
 SPIN = "Main:\n    jr Main\n"
 
 # Every frame: latest joypad state as a JOYPAD_BUTTONS mask (1 = pressed) at $C000 + frame index.
@@ -308,7 +310,7 @@ def test_refusals(rom_file, tmp_path, monkeypatch) -> None:
 
 
 def test_mp_backend_matches_single(rom_file) -> None:
-    from gbxcule.backends.pyboy_backend import PyBoyVecMpBackend
+    from gbxcule.backends.pyboy_mp import PyBoyVecMpBackend
 
     path = rom_file(JOYPAD_LOG)
     kwargs = {"num_envs": 3, "frames_per_step": 3, "release_after_frames": 2}

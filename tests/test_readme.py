@@ -5,6 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.api
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 

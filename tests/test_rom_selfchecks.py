@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from bench.harness import check_spec
 from bench.roms.build import all_roms
-from bench.roms.spec import RomSpec
+from bench.roms.spec import RomSpec, check_spec
+
+pytestmark = pytest.mark.tooling
 
 
 @pytest.mark.parametrize("spec", all_roms(), ids=lambda s: s.name)

@@ -8,9 +8,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from bench.harness import make_spec_backend, run_spec
 from bench.roms.build import all_roms
-from bench.roms.spec import RomSpec
+from bench.roms.spec import RomSpec, make_spec_backend, run_spec
 from bench.roms.suite import (
     cpu_alu,
     cpu_alu16,
@@ -29,6 +28,8 @@ from bench.roms.suite._lib import (
     SelfCheckingRom,
     self_checking_rom,
 )
+
+pytestmark = pytest.mark.tooling
 
 MODULES = (cpu_alu, cpu_alu16, cpu_cb, cpu_daa, cpu_flow, cpu_interrupts, cpu_loads, cpu_timer)
 CPU_SPECS: dict[str, RomSpec] = {s.name: s for m in MODULES for s in m.ROMS}

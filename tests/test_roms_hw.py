@@ -12,6 +12,8 @@ from bench.roms.suite._hwlib import byte_probe, hw_spec, mem_read, probe_rom
 from bench.roms.suite._lib import RESULTS_BASE
 from gbxcule.backends.pyboy_backend import PyBoySingleBackend
 
+pytestmark = pytest.mark.tooling
+
 HW_ROMS = {spec.name: spec for spec in all_roms() if spec.name.startswith("hw_")}
 
 

@@ -8,12 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.harness import check_spec, make_spec_backend, run_spec, spec_rom_file
-from bench.roms.spec import RomSpec
+from bench.roms.spec import RomSpec, check_spec, make_spec_backend, run_spec, spec_rom_file
 from bench.roms.suite import ppu_bg, ppu_midframe, ppu_sprites, ppu_stat, ppu_window
 from bench.roms.suite.ppu_common import check_frame
 from bench.roms.suite.ppu_reference import render_frame
 from gbxcule.backends.protocol import Backend
+
+pytestmark = pytest.mark.tooling
 
 
 def run_on_pyboy(

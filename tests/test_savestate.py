@@ -27,6 +27,8 @@ from gbxcule.core.savestate import (
     write_pyboy_state,
 )
 
+pytestmark = pytest.mark.l1
+
 FIXTURES = Path(__file__).parent / "fixtures" / "states"
 INDEX = json.loads((FIXTURES / "index.json").read_text())
 ROM = gzip.decompress((FIXTURES / INDEX["rom"]).read_bytes())

@@ -20,6 +20,8 @@ from gbxcule.core.savestate import (
     write_pyboy_state,
 )
 
+pytestmark = pytest.mark.l1
+
 FIXTURES = Path(__file__).parent / "fixtures" / "states"
 ROM = gzip.decompress((FIXTURES / "probe.gb.gz").read_bytes())
 V29 = gzip.decompress((FIXTURES / "pyboy-2.8.1-v29.state.gz").read_bytes())

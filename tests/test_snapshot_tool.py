@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from bench.roms.suite.ppu_bg import unsigned_scroll_scene
@@ -13,6 +14,9 @@ from bench.roms.suite.ppu_common import scene_source
 from bench.roms.suite.ppu_reference import render_frame
 from gbxcule.asm import build_rom
 from gbxcule.core.pixels import shades_to_grey
+from gbxcule.images import to_image
+
+pytestmark = pytest.mark.tooling
 
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "snapshot.py"
 
@@ -42,5 +46,5 @@ def test_snapshot_png_and_gif_show_the_frame(tmp_path, capsys):
             total_ms += frames.info["duration"]
         assert total_ms == 6 * 50
         assert np.array_equal(np.asarray(frames.convert("L")), expected)
-    big = tool.to_image(render_frame(scene.vram, scene.oam, scene.line_regs()), 3)
+    big = to_image(render_frame(scene.vram, scene.oam, scene.line_regs()), 3)
     assert big.size == (480, 432)

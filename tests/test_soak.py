@@ -19,20 +19,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.harness import spec_rom_file
 from bench.roms.build import get_rom
-from gbxcule import demo_game
+from bench.roms.spec import spec_rom_file
 from gbxcule.core import pixels as px
+from gbxcule.demo import rom as demo_rom
 
 from . import test_emu_cpu_multienv as multienv
 from . import test_emu_cpu_ops as cpu_ops
-from .emu_timing_programs import random_io_program
+from .support.emu_timing_programs import random_io_program
 from .test_emu_timing_lockstep import assert_lockstep
 from .test_pixels_emulator import demo_running, run_side_by_side
 from .test_pixels_pyboy import SCENE_KINDS, SEEDS_PER_KIND, check_scenes
 from .test_pixels_pyboy import pyboy as pyboy  # noqa: F401 - the fixture
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.l3, pytest.mark.slow]
 
 DEMO_STEPS = 10_000  # x 24 frames
 IO_SEEDS = range(1_000, 1_512)  # the fast suite uses seeds 0-5
@@ -76,7 +76,7 @@ def test_soak_demo_game_pixels_every_step(tmp_path):
     inputs[np.random.default_rng(2_025).random(inputs.shape) < 0.4] = 0
     compared = run_side_by_side(
         tmp_path,
-        demo_game.demo_rom_bytes(),
+        demo_rom.demo_rom_bytes(),
         "demo_soak",
         demo_running,
         inputs,

@@ -13,6 +13,8 @@ from bench import sweep
 from gbxcule.asm import build_rom
 from gbxcule.cli import main
 
+pytestmark = pytest.mark.tooling
+
 # A ROM that counts in WRAM forever: cheap frames on every backend.
 COUNTER = 'SECTION "main", ROM0[$0150]\n.loop:\n    ld hl, $C000\n    inc [hl]\n    jr .loop\n'
 FRAMES_PER_STEP = 4
@@ -84,7 +86,7 @@ def test_gbxcule_bench_refuses_unknown_backends(tmp_path, rom, capsys):
 
 
 def test_gbxcule_bench_refuses_warp_cuda_without_a_gpu(tmp_path, rom, capsys, monkeypatch):
-    from gbxcule import rollout
+    from gbxcule.cli import rollout
 
     monkeypatch.setattr(rollout, "cuda_available", lambda: False)
     args = ["bench", "--backends", "warp-cuda", "--rom", str(rom), "--out", str(tmp_path)]
@@ -94,7 +96,7 @@ def test_gbxcule_bench_refuses_warp_cuda_without_a_gpu(tmp_path, rom, capsys, mo
 
 
 def test_default_backends_are_the_cpu_ones_plus_cuda_when_seen(monkeypatch):
-    from gbxcule import rollout
+    from gbxcule.cli import rollout
 
     monkeypatch.setattr(rollout, "cuda_available", lambda: False)
     assert sweep.default_backends() == ["warp-cpu", "pyboy", "pyboy-mp"]
@@ -176,7 +178,7 @@ def test_sweep_repeats_interleave_and_render_modes_match_like_with_like(tmp_path
 
 def test_render_cost_refuses_cuda_without_a_gpu(tmp_path, capsys, monkeypatch):
     from bench import render_cost
-    from gbxcule import rollout
+    from gbxcule.cli import rollout
 
     monkeypatch.setattr(rollout, "cuda_available", lambda: False)
     with pytest.raises(SystemExit) as exc:

@@ -3,8 +3,9 @@
     python tools/snapshot.py ROM --backend warp-cpu --envs 0 3 --steps 120 --out out/snap --gif
 
 Frames come from the backend's ``frame_shades(env)`` (full 144x160 shades; on our
-Warp backends that is ``kernels.render.render_full_kernel``), shown with PyBoy's
-4 DMG greys. Actions are random in the backend's codec (``--seed``) or none.
+Warp backends that is ``kernels.render.render_full_kernel``), written by
+``gbxcule.images`` in PyBoy's 4 DMG greys. Actions are random in the backend's codec
+(``--seed``) or none.
 """
 
 from __future__ import annotations
@@ -14,30 +15,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 from gbxcule.backends.registry import backend_names, make_backend
 from gbxcule.core.actions import get_codec
-from gbxcule.core.pixels import shades_to_grey
-
-
-def to_image(shades: np.ndarray, scale: int) -> Image.Image:
-    """``uint8 [144, 160]`` shades -> greyscale image, each pixel ``scale`` x ``scale``."""
-    image = Image.fromarray(shades_to_grey(shades))
-    if scale != 1:
-        image = image.resize((image.width * scale, image.height * scale), Image.NEAREST)
-    return image
-
-
-def write_png(shades: np.ndarray, path: Path, scale: int = 1) -> None:
-    to_image(shades, scale).save(path)
-
-
-def write_gif(frames: list[np.ndarray], path: Path, scale: int = 1, frame_ms: int = 50) -> None:
-    if not frames:
-        raise ValueError("write_gif needs at least one frame")
-    images = [to_image(f, scale) for f in frames]
-    images[0].save(path, save_all=True, append_images=images[1:], duration=frame_ms, loop=0)
+from gbxcule.images import write_gif, write_png
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

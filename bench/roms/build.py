@@ -9,15 +9,14 @@ import argparse
 import hashlib
 import importlib
 import json
-import os
 import pkgutil
 import sys
-import tempfile
 from pathlib import Path
 
-from bench.roms.spec import RomSpec
+from bench.roms.spec import SPEC_ROM_DIR, RomSpec
+from gbxcule.files import write_atomic
 
-OUT_DIR = Path(__file__).resolve().parent / "out"
+OUT_DIR = SPEC_ROM_DIR
 
 
 def all_roms() -> list[RomSpec]:
@@ -43,21 +42,13 @@ def get_rom(name: str) -> RomSpec:
     raise KeyError(f"no ROM named {name!r} in the suite")
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
-
-
 def rom_path(name: str, out_dir: Path = OUT_DIR) -> Path:
     """Path of a built ROM, building it (and only it) if it is missing or stale."""
     spec = get_rom(name)
     data = spec.build()
     path = out_dir / f"{name}.gb"
     if not path.exists() or path.read_bytes() != data:
-        _write_atomic(path, data)
+        write_atomic(path, data)
     return path
 
 
@@ -69,7 +60,7 @@ def build_all(out_dir: Path = OUT_DIR, only: list[str] | None = None) -> list[di
         data = spec.build()
         path = out_dir / f"{spec.name}.gb"
         if not path.exists() or path.read_bytes() != data:
-            _write_atomic(path, data)
+            write_atomic(path, data)
         entries.append(
             {
                 "name": spec.name,
@@ -84,7 +75,7 @@ def build_all(out_dir: Path = OUT_DIR, only: list[str] | None = None) -> list[di
         )
     if not only:
         manifest = json.dumps({"roms": entries}, indent=2) + "\n"
-        _write_atomic(out_dir / "manifest.json", manifest.encode())
+        write_atomic(out_dir / "manifest.json", manifest.encode())
     return entries
 
 

@@ -19,8 +19,9 @@ import numpy as np
 
 from bench.roms.spec import RomSpec
 from bench.roms.suite.ppu_reference import PpuRegs, first_mismatch, render_frame
-from gbxcule import demo_game as g
 from gbxcule.backends.protocol import Backend
+from gbxcule.demo import game as g
+from gbxcule.demo import rom as demo_rom
 
 SETUP_FRAMES = 10  # idle steps first: the ROM needs a few frames to set up
 TAIL_FRAMES = 6  # idle steps last: the picture lags the state by two frames
@@ -111,7 +112,7 @@ ROMS = [
     RomSpec(
         name="demo_game",
         description="demo game: scripted walk collecting coins; WRAM state and frame vs the model",
-        build=g.demo_rom_bytes,
+        build=demo_rom.demo_rom_bytes,
         check=check_demo,
         steps=len(demo_script()),
         inputs=demo_script(),

@@ -26,12 +26,10 @@ after power-on returns right after that write, with two boot instructions
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
-import tempfile
 from pathlib import Path
 
 from gbxcule.asm.assembler import assemble
+from gbxcule.files import cached_file
 
 BOOT_ROM_SIZE = 0x100
 
@@ -89,15 +87,4 @@ def boot_rom_bytes() -> bytes:
 @functools.lru_cache(maxsize=1)
 def boot_rom_path() -> Path:
     """A file holding :func:`boot_rom_bytes`, in a cache dir keyed by its hash (written atomically)."""
-    data = boot_rom_bytes()
-    digest = hashlib.sha256(data).hexdigest()[:16]
-    cache_dir = Path(tempfile.gettempdir()) / "gbxcule-bootrom"
-    path = cache_dir / f"dmg_boot_{digest}.bin"
-    if path.is_file() and path.read_bytes() == data:
-        return path
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
-    return path
+    return cached_file(boot_rom_bytes(), "gbxcule-bootrom", "dmg_boot", ".bin")

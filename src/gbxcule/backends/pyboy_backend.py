@@ -61,7 +61,16 @@ from typing import Any
 import numpy as np
 
 from gbxcule.asm.bootrom import boot_rom_path
+from gbxcule.backends.checks import (
+    check_env,
+    check_range,
+    check_seed,
+    check_step_config,
+    read_rom,
+    write_values,
+)
 from gbxcule.core.actions import get_codec, validate_actions
+from gbxcule.core.dmg import POST_BOOT_PC
 
 PYBOY_VERSION = "2.8.1"
 # Shade index -> RGB. Grey, so every channel alone identifies the shade.
@@ -70,7 +79,6 @@ _SHADE_OF_CHANNEL = np.full(256, 0xFF, dtype=np.uint8)
 for _shade, _rgb in enumerate(SHADE_RGB):
     _SHADE_OF_CHANNEL[_rgb & 0xFF] = _shade
 
-POST_BOOT_PC = 0x0100
 _STATE_VERSION = 29  # PyBoy 2.8.1's save-state format
 _CPU_BLOCK_BYTES = 33  # header (6) + A F B C D E (6) + HL SP PC (6) + 7 flags + cycles (8)
 
@@ -91,16 +99,6 @@ def require_pyboy_version() -> None:
             f"the oracle is pinned to pyboy=={PYBOY_VERSION} (its timings are what we match), "
             f"but pyboy {found} is installed"
         )
-
-
-def read_rom(rom_path: str | Path) -> bytes:
-    path = Path(rom_path)
-    if not path.is_file():
-        raise FileNotFoundError(f"ROM file not found: {path}")
-    data = path.read_bytes()
-    if len(data) < 0x150:
-        raise ValueError(f"ROM file {path} is {len(data)} bytes, too short for a cartridge header")
-    return data
 
 
 def make_pyboy(rom: bytes | str | Path, *, log_level: str = "ERROR") -> Any:
@@ -206,73 +204,6 @@ def shades_from_rgba(rgba: np.ndarray) -> np.ndarray:
     ):
         raise RuntimeError("screen has a colour outside SHADE_RGB; was PyBoy built by make_pyboy?")
     return shades
-
-
-def check_positive_int(name: str, value: Any) -> int:
-    """``value`` if it is an int >= 1 (not a bool), else ``ValueError`` naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    return int(value)
-
-
-def check_step_config(num_envs: int, frames_per_step: int, release_after_frames: int) -> None:
-    check_positive_int("num_envs", num_envs)
-    check_positive_int("frames_per_step", frames_per_step)
-    if (
-        isinstance(release_after_frames, bool)
-        or not isinstance(release_after_frames, int)
-        or not 1 <= release_after_frames <= frames_per_step
-    ):
-        raise ValueError(
-            f"release_after_frames must be an int in 1..frames_per_step ({frames_per_step}), "
-            f"got {release_after_frames!r}"
-        )
-
-
-def check_env(env: Any, num_envs: int) -> int:
-    if isinstance(env, bool) or not isinstance(env, (int, np.integer)):
-        raise TypeError(f"env must be an int, got {type(env).__name__}")
-    if not 0 <= env < num_envs:
-        raise IndexError(f"env {env} out of range for num_envs={num_envs}")
-    return int(env)
-
-
-def check_range(lo: int, hi: int) -> None:
-    if not 0 <= lo < hi <= 0x10000:
-        raise ValueError(
-            f"memory range must satisfy 0 <= lo < hi <= 0x10000, got [{lo:#x}, {hi:#x})"
-        )
-
-
-def check_seed(seed: Any) -> int | None:
-    """``seed`` if it is None or an int (not a bool), else ``TypeError``."""
-    if seed is None:
-        return None
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
-    return int(seed)
-
-
-def write_values(addr: int, data: Any) -> np.ndarray:
-    """``write_memory``'s ``data`` as int64 values, checked: an int, bytes-like, or a
-    sequence/array of ints 0..255, all of it landing in 0x0000-0xFFFF from ``addr``."""
-    if isinstance(data, (bool, str)):
-        raise TypeError(
-            f"write_memory needs an int, bytes or integer array, got {type(data).__name__}"
-        )
-    if isinstance(data, (int, np.integer)):
-        values = np.array([int(data)], dtype=np.int64)
-    elif isinstance(data, (bytes, bytearray, memoryview)):
-        values = np.frombuffer(bytes(data), dtype=np.uint8).astype(np.int64)
-    else:
-        arr = np.asarray(data)
-        if not np.issubdtype(arr.dtype, np.integer):
-            raise TypeError(f"write_memory needs integer data, got dtype {arr.dtype}")
-        values = arr.astype(np.int64).ravel()
-    check_range(addr, addr + len(values))
-    if np.any((values < 0) | (values > 0xFF)):
-        raise ValueError("write_memory values must be bytes 0..255")
-    return values
 
 
 class PyBoySingleBackend:
@@ -382,12 +313,3 @@ class PyBoySingleBackend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def __getattr__(name: str) -> Any:
-    # The registry names both oracles in this module; the process pool lives in pyboy_mp.
-    if name == "PyBoyVecMpBackend":
-        from gbxcule.backends.pyboy_mp import PyBoyVecMpBackend
-
-        return PyBoyVecMpBackend
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

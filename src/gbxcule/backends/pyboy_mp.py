@@ -17,15 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from gbxcule.backends.pyboy_backend import (
-    PyBoySingleBackend,
+from gbxcule.backends.checks import (
     check_env,
     check_positive_int,
     check_seed,
     check_step_config,
     read_rom,
-    require_pyboy_version,
 )
+from gbxcule.backends.pyboy_backend import PyBoySingleBackend, require_pyboy_version
 from gbxcule.core.actions import get_codec, validate_actions
 
 _COMMANDS = frozenset(

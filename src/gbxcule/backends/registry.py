@@ -14,7 +14,7 @@ from gbxcule.backends.protocol import Backend
 # name -> (module, class, fixed keyword arguments)
 BACKENDS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "pyboy": ("gbxcule.backends.pyboy_backend", "PyBoySingleBackend", {}),
-    "pyboy-mp": ("gbxcule.backends.pyboy_backend", "PyBoyVecMpBackend", {}),
+    "pyboy-mp": ("gbxcule.backends.pyboy_mp", "PyBoyVecMpBackend", {}),
     "warp-cpu": ("gbxcule.backends.warp_vec", "WarpVecCpuBackend", {}),
     "warp-cuda": ("gbxcule.backends.warp_vec", "WarpVecCudaBackend", {}),
 }

@@ -32,9 +32,9 @@ import numpy as np
 import torch
 import warp as wp
 
+from gbxcule.backends.checks import check_env, check_positive_int, check_seed
 from gbxcule.backends.device_inputs import ActionInput, DeviceErrorLog, env_mask, env_slots
 from gbxcule.backends.machine_state import MachineState, capture_env, restore_env
-from gbxcule.backends.pyboy_backend import check_env, check_positive_int, check_seed
 from gbxcule.backends.ram_views import RamViews, mem_offset
 from gbxcule.backends.savestate_bridge import (
     FRESH_PYBOY_FIELDS,

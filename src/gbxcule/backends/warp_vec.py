@@ -16,10 +16,7 @@ import numpy as np
 import warp as wp
 
 from gbxcule.asm.bootrom import boot_rom_bytes
-from gbxcule.backends.env_slices import EnvSlices, PerEnv, PerSlice
-from gbxcule.backends.pixels import PixelBackendMixin, PixelBuffers
-from gbxcule.backends.protocol import CPU_STATE_KEYS
-from gbxcule.backends.pyboy_backend import (
+from gbxcule.backends.checks import (
     check_env,
     check_positive_int,
     check_range,
@@ -28,6 +25,9 @@ from gbxcule.backends.pyboy_backend import (
     read_rom,
     write_values,
 )
+from gbxcule.backends.env_slices import EnvSlices, PerEnv, PerSlice
+from gbxcule.backends.pixels import PixelBackendMixin, PixelBuffers
+from gbxcule.backends.protocol import CPU_STATE_KEYS
 from gbxcule.backends.training_api import TrainingApiMixin
 from gbxcule.backends.warp_base import (
     allocate_machine,
@@ -37,9 +37,8 @@ from gbxcule.backends.warp_base import (
     slice_machine,
 )
 from gbxcule.core.actions import get_codec
+from gbxcule.core.dmg import POST_BOOT_PC
 from gbxcule.kernels.joypad import joypad_slots
-
-POST_BOOT_PC = 0x0100
 
 
 def peek_memory(m: Any, env: int, lo: int, hi: int) -> np.ndarray:

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from gbxcule.core.dmg import CLOCK_RATE, FRAME_CYCLES, MAX_CYCLES
+
 # File layouts in write order. A PyBoy STATE_VERSION names one layout, except 15: PyBoy
 # 2.7.0 added the NR50 byte to the sound block without bumping the version (2.6.x lacks it).
 LAYOUTS = ("v7", "v8", "v9", "v10", "v11", "v12", "v14", "v15", "v15nr50", "v29")
@@ -45,9 +47,7 @@ IO_HIGH_OBJECT_PRIORITY = 0xFF6C - 0xFF4C
 IO_HIGH_WRAM_SELECT = 0xFF70 - 0xFF4C
 
 # Fresh PyBoy 2.8.1 values (DMG, sound_emulated=False) for fields older layouts lack.
-CLOCK_RATE = 4_194_304
-FRAME_CYCLES = 70224
-NEVER = 1 << 31  # PyBoy's MAX_CYCLES: "no event scheduled"
+NEVER = MAX_CYCLES
 SAMPLE_RATE = 48000
 SAMPLES_PER_FRAME = -(-SAMPLE_RATE * FRAME_CYCLES // CLOCK_RATE)  # 804
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from gbxcule.core.dmg import FRAME_CYCLES, MAX_CYCLES
 from gbxcule.core.memory_layout import IE_OFF, IO_OFF
 from gbxcule.kernels.state import Machine
 
@@ -45,8 +46,6 @@ INT_TIMER = wp.constant(0x04)
 INT_SERIAL = wp.constant(0x08)
 INT_JOYPAD = wp.constant(0x10)
 
-FRAME_CYCLES = 70224  # T-cycles of one LCD frame (154 lines x 456)
-MAX_CYCLES = 1 << 31  # PyBoy's "no event scheduled" distance
 FRAME_T = wp.constant(wp.int64(FRAME_CYCLES))
 NEVER = wp.constant(wp.int64(MAX_CYCLES))
 

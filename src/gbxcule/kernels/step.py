@@ -62,7 +62,6 @@ from gbxcule.kernels.timer import timer_sync
 wp.set_module_options({"enable_backward": False})
 
 MIN_SLICE = wp.constant(wp.int64(4))
-POST_BOOT_PC = 0x0100
 BOOT_MAX_FRAMES = 4
 
 

@@ -1,6 +1,6 @@
 """``gbxcule demo``: N copies of the demo game under seeded random actions.
 
-Runs :mod:`gbxcule.demo_game` on the Warp backend (CUDA when Warp sees a device,
+Runs the demo game (:mod:`gbxcule.demo`) on the Warp backend (CUDA when Warp sees a device,
 else the CPU), ``pokemonred_puffer_v1`` actions, 24 frames per step with the
 buttons released after 8. Prints steps/s and frames/s (timed from the second
 step: the first one includes loading or compiling the kernels), each shown
@@ -22,16 +22,18 @@ from typing import Any
 
 import numpy as np
 
-from gbxcule import demo_game as game
-from gbxcule.rollout import (
+from gbxcule.cli.rollout import (
     DEVICES,
     backend_for,
     gif_frame_ms,
     random_actions,
-    snapshot_tool,
     timed_step,
 )
+from gbxcule.demo import game
+from gbxcule.demo.rom import demo_rom_path
+from gbxcule.images import write_gif, write_png
 
+HELP = "run N envs of the demo game; print steps/s, write a PNG grid and a GIF"
 CODEC = "pokemonred_puffer_v1"
 FRAMES_PER_STEP = 24
 RELEASE_AFTER_FRAMES = 8
@@ -117,18 +119,18 @@ def run_demo(
     gif_envs: int = 4,
 ) -> DemoResult:
     """Run the demo and write its PNG grid and GIF into ``out_dir``."""
+
     from gbxcule.backends.registry import make_backend
 
     if num_envs < 1 or steps < 1 or gif_envs < 1:
         raise ValueError(f"need envs, steps, gif envs >= 1, got {num_envs}, {steps}, {gif_envs}")
-    tool = snapshot_tool()
     name = backend_for(device, backend)
     actions = random_actions(steps, num_envs, CODEC, seed)
     shown = list(range(min(gif_envs, num_envs)))
     gif_frames: list[np.ndarray] = []
     env_backend = make_backend(
         name,
-        str(game.demo_rom_path()),
+        str(demo_rom_path()),
         num_envs=num_envs,
         frames_per_step=FRAMES_PER_STEP,
         release_after_frames=RELEASE_AFTER_FRAMES,
@@ -147,8 +149,8 @@ def run_demo(
         env_backend.close()
     out_dir.mkdir(parents=True, exist_ok=True)
     png, gif = out_dir / "final_frames.png", out_dir / "envs.gif"
-    tool.write_png(tile_frames(finals, grid_cols(num_envs)), png)
-    tool.write_gif(gif_frames, gif, scale=2, frame_ms=gif_frame_ms(FRAMES_PER_STEP))
+    write_png(tile_frames(finals, grid_cols(num_envs)), png)
+    write_gif(gif_frames, gif, scale=2, frame_ms=gif_frame_ms(FRAMES_PER_STEP))
     timed = times[1:] if steps > 1 else times
     return DemoResult(
         backend=name,

@@ -21,8 +21,8 @@ there) or as ``module:Class`` for one that is not registered (e.g. a test's
 deliberately broken backend); either way the constructor takes
 ``(rom_path, *, num_envs, frames_per_step, release_after_frames, action_codec)``.
 
-This module also runs a micro-ROM spec on any backend (:func:`run_spec`,
-:func:`check_spec`), the one way ROM self-checks are executed.
+The micro-ROM suite of the source checkout runs through this module too
+(``bench/roms/spec.py``: ``spec_config``, ``check_spec``).
 """
 
 from __future__ import annotations
@@ -45,13 +45,11 @@ from typing import Any
 
 import numpy as np
 
-from bench.roms.spec import RomSpec
 from gbxcule.backends.protocol import CPU_STATE_KEYS, Backend
 from gbxcule.core.actions import get_codec, validate_actions
+from gbxcule.files import checkout_root
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_BUNDLE_ROOT = REPO_ROOT / "repro"
-SPEC_ROM_DIR = REPO_ROOT / "bench" / "roms" / "out"
+DEFAULT_BUNDLE_ROOT = Path("repro")  # under the working directory
 
 # name -> [lo, hi) of the CPU address space
 REGIONS: dict[str, tuple[int, int]] = {
@@ -370,9 +368,12 @@ def _versions() -> dict[str, str | None]:
 
 
 def _git_commit() -> str | None:
+    root = checkout_root()
+    if root is None:
+        return None
     try:
         done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -381,7 +382,8 @@ def _git_commit() -> str | None:
 
 REPRO_SH = """#!/usr/bin/env bash
 # Re-runs the lockstep case of this bundle. Exit 1 while it still diverges, 0 once fixed.
-# GBXCULE_REPO: the checkout to run in; PYTHON: the interpreter (default: the one that wrote this).
+# GBXCULE_REPO: the folder to run in (default: the checkout that wrote this, else this bundle);
+# PYTHON: the interpreter (default: the one that wrote this).
 set -u
 HERE="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
 cd "${{GBXCULE_REPO:-{repo}}}" || exit 2
@@ -437,7 +439,7 @@ def write_bundle(
     }
     (tmp / "metadata.json").write_text(json.dumps(info, indent=2, default=str) + "\n")
     script = REPRO_SH.format(
-        repo=shlex.quote(str(REPO_ROOT)),
+        repo=shlex.quote(str(checkout_root())) if checkout_root() else "$HERE",
         rom=shlex.quote(rom_path.name),
         python=shlex.quote(sys.executable),
         args=" ".join(shlex.quote(a) for a in repro_cfg.cli_args()),
@@ -448,80 +450,3 @@ def write_bundle(
     final = root / name
     os.rename(tmp, final)
     return final
-
-
-# ---------------------------------------------------------------- micro-ROM specs
-
-
-def spec_actions(spec: RomSpec, num_envs: int = 1) -> np.ndarray:
-    """int64 [spec.steps, num_envs] "buttons" masks: step k uses ``inputs[k % len(inputs)]``."""
-    inputs = spec.inputs or (0,)
-    column = np.array([inputs[k % len(inputs)] for k in range(spec.steps)], dtype=np.int64)
-    return np.repeat(column[:, None], num_envs, axis=1)
-
-
-def spec_rom_file(spec: RomSpec, out_dir: Path = SPEC_ROM_DIR) -> Path:
-    """``out_dir/<name>.gb`` holding ``spec.build()`` (rewritten atomically when stale)."""
-    data = spec.build()
-    path = out_dir / f"{spec.name}.gb"
-    if not path.is_file() or path.read_bytes() != data:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{path.name}.")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    return path
-
-
-def spec_config(spec: RomSpec, ref: str, dut: str, **overrides: Any) -> LockstepConfig:
-    """Lockstep settings taken from the spec (its steps, frame pacing and "buttons" inputs)."""
-    base = {
-        "ref": ref,
-        "dut": dut,
-        "steps": spec.steps,
-        "frames_per_step": spec.frames_per_step,
-        "release_after_frames": spec.release_after_frames,
-        "codec": "buttons",
-    }
-    return LockstepConfig(**{**base, **overrides})
-
-
-def make_spec_backend(
-    spec: RomSpec, backend: str, *, num_envs: int = 1, rom_path: Path | None = None
-) -> Backend:
-    """``backend`` (a registry name or ``module:Class``) built with the spec's pacing and codec."""
-    return make_backend_by_name(
-        backend,
-        rom_path or spec_rom_file(spec),
-        num_envs=num_envs,
-        frames_per_step=spec.frames_per_step,
-        release_after_frames=spec.release_after_frames,
-        action_codec="buttons",
-    )
-
-
-def run_spec(spec: RomSpec, backend: Backend) -> None:
-    """Reset ``backend`` and run ``spec.steps`` steps of the spec's inputs on every env."""
-    pacing = (backend.frames_per_step, backend.release_after_frames)
-    if pacing != (spec.frames_per_step, spec.release_after_frames):
-        raise ValueError(
-            f"backend paces {pacing} (frames_per_step, release_after_frames) but ROM "
-            f"{spec.name!r} needs {(spec.frames_per_step, spec.release_after_frames)}"
-        )
-    backend.reset(0)
-    for row in spec_actions(spec, backend.num_envs):
-        backend.step(row)
-
-
-def check_spec(spec: RomSpec, backend: str = "pyboy", *, num_envs: int = 1) -> None:
-    """Build, run and self-check ``spec`` on a fresh ``backend``; AssertionError names the env."""
-    b = make_spec_backend(spec, backend, num_envs=num_envs)
-    try:
-        run_spec(spec, b)
-        for env in range(num_envs):
-            try:
-                spec.check(b, env)
-            except AssertionError as exc:
-                raise AssertionError(f"{spec.name} on {backend} env {env}: {exc}") from exc
-    finally:
-        b.close()

@@ -1,8 +1,8 @@
-"""SM83 source of the demo game; rules, WRAM layout and model live in gbxcule.demo_game."""
+"""SM83 source of the demo game; rules, WRAM layout and model live in gbxcule.demo.game."""
 
 from __future__ import annotations
 
-from gbxcule.demo_game import (
+from gbxcule.demo.game import (
     BAR_LINE,
     BGP,
     CAMERA_X,

@@ -34,8 +34,9 @@ REGS = ("pc", "sp", "a", "f", "b", "c", "d", "e", "h", "l", "ime", "halted", "cy
 
 def warp_boot(rom: bytes, num_envs: int = 1):
     """A Machine at the post-boot point, on the CPU device."""
+    from gbxcule.core.dmg import POST_BOOT_PC
     from gbxcule.kernels.reset import power_on
-    from gbxcule.kernels.step import BOOT_MAX_FRAMES, POST_BOOT_PC, step_kernel
+    from gbxcule.kernels.step import BOOT_MAX_FRAMES, step_kernel
 
     _, cart = cart_config(rom)
     m = allocate_machine(

@@ -29,17 +29,18 @@ from typing import Any
 
 import numpy as np
 
-from gbxcule.core.actions import ActionRangeError, first_bad_action, get_codec, validate_actions
-from gbxcule.rollout import (
+from gbxcule.cli.rollout import (
     DEVICES,
-    DMG_FPS,
     RolloutError,
     backend_for,
     gif_frame_ms,
     random_actions,
-    snapshot_tool,
 )
+from gbxcule.core.actions import ActionRangeError, first_bad_action, get_codec, validate_actions
+from gbxcule.core.dmg import FRAMES_PER_SECOND
+from gbxcule.images import to_image, write_gif
 
+HELP = "record one env's screen over a rollout to a GIF (or MP4 with ffmpeg)"
 VIDEO_SUFFIXES = (".gif", ".mp4")
 
 
@@ -108,8 +109,7 @@ def write_mp4(frames: list[np.ndarray], path: Path, fps: float, scale: int = 1) 
     ffmpeg = require_ffmpeg()
     if not frames:
         raise ValueError("write_mp4 needs at least one frame")
-    tool = snapshot_tool()
-    images = [np.asarray(tool.to_image(f, scale)) for f in frames]
+    images = [np.asarray(to_image(f, scale)) for f in frames]
     h, w = images[0].shape
     cmd = [
         ffmpeg, "-y", "-loglevel", "error",
@@ -139,6 +139,7 @@ def record(
     backend: str | None = None,
 ) -> tuple[Path, int, str]:
     """Record and write ``out``; returns (path, frames written, backend name)."""
+
     from gbxcule.backends.registry import make_backend
 
     if out.suffix not in VIDEO_SUFFIXES:
@@ -184,9 +185,9 @@ def record(
         emu.close()
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".gif":
-        snapshot_tool().write_gif(frames, out, scale=scale, frame_ms=gif_frame_ms(frames_per_step))
+        write_gif(frames, out, scale=scale, frame_ms=gif_frame_ms(frames_per_step))
     else:
-        write_mp4(frames, out, fps=DMG_FPS / frames_per_step, scale=scale)
+        write_mp4(frames, out, fps=FRAMES_PER_SECOND / frames_per_step, scale=scale)
     return out, len(frames), name
 
 

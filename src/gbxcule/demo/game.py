@@ -1,6 +1,7 @@
 """The demo game: our own small Game Boy game, the default workload for demos,
-benchmarks and RL. ``demo_rom_bytes()`` builds it; the rest of this module is its
-documented WRAM layout and an exact Python model of its rules.
+benchmarks and RL. This module is its documented WRAM layout and an exact Python
+model of its rules; :mod:`gbxcule.demo.asm` is its SM83 source and
+:mod:`gbxcule.demo.rom` builds the ROM.
 
 The game: a player sprite walks over a 256x256-pixel tile map (larger than the
 160x144 screen, wrapping at the edges); the camera follows the player through
@@ -27,13 +28,7 @@ moved to ``(low, high)`` of the next generator value.
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
-import tempfile
 from dataclasses import dataclass, replace
-from pathlib import Path
-
-from gbxcule.asm import build_rom
 
 # ---- documented WRAM (see history/demo-game.md) ----
 W_SHADOW_OAM = 0xC000  # 160 bytes, copied to OAM by DMA every frame
@@ -256,27 +251,3 @@ def shadow_oam(state: DemoState) -> bytes:
 def scroll(state: DemoState) -> tuple[int, int]:
     """(SCX, SCY) the ROM writes for ``state``."""
     return (state.x - CAMERA_X) & 0xFF, (state.y - CAMERA_Y) & 0xFF
-
-
-@functools.cache
-def demo_rom_bytes() -> bytes:
-    """The demo game's 32 KiB ROM image (source: gbxcule.demo_game_asm)."""
-    from gbxcule.demo_game_asm import game_source
-
-    return build_rom(game_source(), title="GBXCULE DEMO")
-
-
-def demo_rom_path() -> Path:
-    """A file holding :func:`demo_rom_bytes`, in a cache dir keyed by its hash (written atomically)."""
-    data = demo_rom_bytes()
-    digest = hashlib.sha256(data).hexdigest()[:16]
-    cache_dir = Path(tempfile.gettempdir()) / "gbxcule-demo"
-    path = cache_dir / f"demo_game_{digest}.gb"
-    if path.is_file() and path.read_bytes() == data:
-        return path
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
-    return path

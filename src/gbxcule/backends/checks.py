@@ -1,0 +1,91 @@
+"""Argument checks shared by every backend (PyBoy oracles, Warp CPU/CUDA), beside them all.
+
+Each check returns the value it accepted (normalised to a Python int where that
+matters) or raises an error that names the argument: ``ValueError`` for a bad
+value, ``TypeError`` for a bad type, ``IndexError`` for an env out of range,
+``FileNotFoundError`` for a missing ROM.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def read_rom(rom_path: str | Path) -> bytes:
+    path = Path(rom_path)
+    if not path.is_file():
+        raise FileNotFoundError(f"ROM file not found: {path}")
+    data = path.read_bytes()
+    if len(data) < 0x150:
+        raise ValueError(f"ROM file {path} is {len(data)} bytes, too short for a cartridge header")
+    return data
+
+
+def check_positive_int(name: str, value: Any) -> int:
+    """``value`` if it is an int >= 1 (not a bool), else ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    return int(value)
+
+
+def check_step_config(num_envs: int, frames_per_step: int, release_after_frames: int) -> None:
+    check_positive_int("num_envs", num_envs)
+    check_positive_int("frames_per_step", frames_per_step)
+    if (
+        isinstance(release_after_frames, bool)
+        or not isinstance(release_after_frames, int)
+        or not 1 <= release_after_frames <= frames_per_step
+    ):
+        raise ValueError(
+            f"release_after_frames must be an int in 1..frames_per_step ({frames_per_step}), "
+            f"got {release_after_frames!r}"
+        )
+
+
+def check_env(env: Any, num_envs: int) -> int:
+    if isinstance(env, bool) or not isinstance(env, (int, np.integer)):
+        raise TypeError(f"env must be an int, got {type(env).__name__}")
+    if not 0 <= env < num_envs:
+        raise IndexError(f"env {env} out of range for num_envs={num_envs}")
+    return int(env)
+
+
+def check_range(lo: int, hi: int) -> None:
+    if not 0 <= lo < hi <= 0x10000:
+        raise ValueError(
+            f"memory range must satisfy 0 <= lo < hi <= 0x10000, got [{lo:#x}, {hi:#x})"
+        )
+
+
+def check_seed(seed: Any) -> int | None:
+    """``seed`` if it is None or an int (not a bool), else ``TypeError``."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
+    return int(seed)
+
+
+def write_values(addr: int, data: Any) -> np.ndarray:
+    """``write_memory``'s ``data`` as int64 values, checked: an int, bytes-like, or a
+    sequence/array of ints 0..255, all of it landing in 0x0000-0xFFFF from ``addr``."""
+    if isinstance(data, (bool, str)):
+        raise TypeError(
+            f"write_memory needs an int, bytes or integer array, got {type(data).__name__}"
+        )
+    if isinstance(data, (int, np.integer)):
+        values = np.array([int(data)], dtype=np.int64)
+    elif isinstance(data, (bytes, bytearray, memoryview)):
+        values = np.frombuffer(bytes(data), dtype=np.uint8).astype(np.int64)
+    else:
+        arr = np.asarray(data)
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"write_memory needs integer data, got dtype {arr.dtype}")
+        values = arr.astype(np.int64).ravel()
+    check_range(addr, addr + len(values))
+    if np.any((values < 0) | (values > 0xFF)):
+        raise ValueError("write_memory values must be bytes 0..255")
+    return values

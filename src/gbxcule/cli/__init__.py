@@ -1,0 +1,55 @@
+"""The ``gbxcule`` command line (also ``python -m gbxcule``).
+
+Every subcommand is a module of this package with ``HELP`` (one line),
+``configure(parser)`` (adds its arguments) and ``run(args)`` (returns the exit
+code), named in :data:`COMMANDS`. To add a command, write the module and name it
+there; ``main`` needs no change.
+
+Exit codes: 0 success, 1 the check failed (divergence, unsupported ROM),
+2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from types import ModuleType
+
+from gbxcule.cli.command import EXIT_USAGE, UsageError
+
+COMMANDS: dict[str, str] = {
+    "verify": "gbxcule.cli.verify",
+    "info": "gbxcule.cli.info",
+    "demo": "gbxcule.cli.demo",
+    "bench": "gbxcule.cli.bench",
+    "record": "gbxcule.cli.record",
+}
+
+
+def command(name: str) -> ModuleType:
+    return importlib.import_module(COMMANDS[name])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gbxcule", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        cmd = command(name)
+        cmd.configure(sub.add_parser(name, help=cmd.HELP, description=cmd.HELP))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from gbxcule.cli.rollout import RolloutError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return command(args.command).run(args)
+    except (UsageError, RolloutError, FileNotFoundError) as exc:
+        print(f"gbxcule {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (ValueError, ImportError) as exc:
+        print(f"gbxcule {args.command}: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_USAGE

@@ -1,0 +1,33 @@
+"""What every ``gbxcule`` subcommand shares: exit codes, the usage error, the bench loader."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+
+from gbxcule.files import checkout_root
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad arguments; printed without a traceback, exit code 2."""
+
+
+def bench_module(name: str) -> ModuleType:
+    """``bench.<name>`` of the source checkout (``bench`` is not part of the installed package)."""
+    try:
+        return importlib.import_module(f"bench.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not f"bench.{name}".startswith(exc.name):
+            raise
+    root = checkout_root()
+    path = f"bench/{name.replace('.', '/')}.py"
+    if root is None or not (root / path).is_file():
+        raise UsageError(
+            f"this needs {path} of a gbxcule source checkout; the installed package does not "
+            "include the benchmarks and the micro-ROM suite (clone the repository and run it there)"
+        )
+    sys.path.insert(0, str(root))
+    return importlib.import_module(f"bench.{name}")

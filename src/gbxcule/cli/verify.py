@@ -1,0 +1,142 @@
+"""``gbxcule verify``: lockstep a backend against a reference on a ROM (or the micro-ROM suite).
+
+``--rom`` works wherever gbxcule is installed; ``--suite``/``--all`` run the micro-ROM
+suite of the source checkout (``bench/roms``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gbxcule import lockstep
+from gbxcule.cli.command import EXIT_FAILED, EXIT_OK, UsageError, bench_module
+
+HELP = "lockstep a backend against PyBoy; repro bundle at the first divergence"
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--rom", type=Path, help="a ROM file")
+    which.add_argument("--suite", nargs="+", metavar="NAME", help="micro-ROM suite entries")
+    which.add_argument("--all", action="store_true", help="every micro ROM of the suite")
+    p.add_argument("--ref", default="pyboy", help="reference backend (default: pyboy)")
+    p.add_argument("--dut", default="warp-cpu", help="backend under test (default: warp-cpu)")
+    p.add_argument("--steps", type=int, help="steps to run (default: 100, or the spec's)")
+    p.add_argument("--frames-per-step", type=int, help="default: 24, or the spec's")
+    p.add_argument("--release-after-frames", type=int, help="default: min(8, frames), or spec")
+    p.add_argument("--codec", help="action codec (default: pokemonred_puffer_v1; suite: buttons)")
+    p.add_argument(
+        "--actions",
+        help="random (seeded), none, or a .npy [steps, envs] file (default: random; "
+        "suite: the spec's inputs)",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--every", type=int, default=1, help="compare every K steps (default 1)")
+    p.add_argument(
+        "--regions",
+        help="memory to compare: region names (vram,cartram,wram,oam,io,hram,ie,rom0,romx) "
+        "and/or hex ranges like C000-C0FF (default: vram,cartram,wram,oam,io,hram,ie)",
+    )
+    p.add_argument("--ignore", default="", help="addresses masked out, e.g. FF04,FF40-FF4B")
+    p.add_argument("--cycles", action="store_true", help="also compare the cycle counter")
+    p.add_argument("--no-frames", action="store_true", help="do not compare frame shades")
+    p.add_argument("--num-envs", type=int, default=1)
+    p.add_argument("--bundle-dir", type=Path, help="where repro bundles go (default: repro/)")
+    p.add_argument("--no-bundle", action="store_true", help="write no repro bundle")
+
+
+def run(args: argparse.Namespace) -> int:
+    regions = lockstep.parse_ranges(args.regions) if args.regions else None
+    ignore = lockstep.parse_ranges(args.ignore)
+    cases = []  # (label, rom path, config, actions)
+    if args.rom is not None:
+        if not args.rom.is_file():
+            raise UsageError(f"ROM file not found: {args.rom}")
+        fps = args.frames_per_step or 24
+        codec = args.codec or "pokemonred_puffer_v1"
+        cfg = lockstep.LockstepConfig(
+            ref=args.ref,
+            dut=args.dut,
+            steps=args.steps or 100,
+            frames_per_step=fps,
+            release_after_frames=args.release_after_frames or min(8, fps),
+            codec=codec,
+            every=args.every,
+            ignore=ignore,
+            compare_cycles=args.cycles,
+            compare_frames=not args.no_frames,
+            num_envs=args.num_envs,
+            **({"regions": regions} if regions else {}),
+        )
+        acts = lockstep.make_actions(
+            args.actions or "random", cfg.steps, cfg.num_envs, codec, args.seed
+        )
+        cases.append((args.rom.stem, args.rom, cfg, acts))
+    else:
+        build = bench_module("roms.build")
+        spec_mod = bench_module("roms.spec")
+        try:
+            specs = build.all_roms() if args.all else [build.get_rom(n) for n in args.suite]
+        except KeyError as exc:
+            raise UsageError(str(exc.args[0])) from None
+        for spec in specs:
+            overrides = {
+                k: v
+                for k, v in (
+                    ("steps", args.steps),
+                    ("frames_per_step", args.frames_per_step),
+                    ("release_after_frames", args.release_after_frames),
+                    ("codec", args.codec),
+                    ("regions", regions),
+                )
+                if v
+            }
+            cfg = spec_mod.spec_config(
+                spec,
+                args.ref,
+                args.dut,
+                every=args.every,
+                ignore=ignore,
+                compare_cycles=args.cycles,
+                compare_frames=not args.no_frames,
+                num_envs=args.num_envs,
+                **overrides,
+            )
+            if args.actions:
+                acts = lockstep.make_actions(
+                    args.actions, cfg.steps, cfg.num_envs, cfg.codec, args.seed
+                )
+            else:
+                acts = spec_mod.spec_actions(spec, cfg.num_envs)[: cfg.steps]
+                if len(acts) < cfg.steps:
+                    raise UsageError(f"{spec.name}: the spec defines only {spec.steps} steps")
+            cases.append((spec.name, spec_mod.spec_rom_file(spec), cfg, acts))
+
+    bundle_root = None if args.no_bundle else (args.bundle_dir or lockstep.DEFAULT_BUNDLE_ROOT)
+    failed = 0
+    for label, rom, cfg, acts in cases:
+        result = lockstep.run_lockstep(
+            rom, acts, cfg, bundle_root=bundle_root, seed=args.seed, extra_meta={"case": label}
+        )
+        if result.ok:
+            print(
+                f"PASS {label}: {result.steps_run} steps, {result.checks} checks ({cfg.ref} vs {cfg.dut})"
+            )
+            continue
+        failed += 1
+        print(
+            f"DIVERGED {label}: step {result.divergence_step}, env {result.divergence_env} "
+            f"({cfg.ref} vs {cfg.dut})"
+        )
+        for line in result.diffs[:12]:
+            print(f"    {line}")
+        if len(result.diffs) > 12:
+            print(f"    ... {len(result.diffs) - 12} more lines in diff.txt")
+        if result.bundle is not None:
+            print(
+                f"    repro bundle: {result.bundle}\n    re-run: bash {result.bundle / 'repro.sh'}"
+            )
+    if len(cases) > 1:
+        print(f"{len(cases) - failed} passed, {failed} diverged")
+    return EXIT_FAILED if failed else EXIT_OK

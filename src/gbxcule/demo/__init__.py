@@ -1,0 +1,1 @@
+"""The demo game: rules and WRAM layout (``game``), SM83 source (``asm``), ROM (``rom``)."""

@@ -1,0 +1,46 @@
+"""PNG and GIF of shade frames (``uint8 [H, W]``, 0 = lightest), in PyBoy's 4 DMG greys.
+
+Used by ``gbxcule demo``, ``gbxcule record`` and ``tools/snapshot.py``. Files are
+written atomically (``gbxcule.files.write_atomic``).
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from gbxcule.core.pixels import shades_to_grey
+from gbxcule.files import write_atomic
+
+
+def to_image(shades: np.ndarray, scale: int = 1) -> Image.Image:
+    """Shades -> greyscale image, each pixel ``scale`` x ``scale``."""
+    if scale < 1:
+        raise ValueError(f"scale must be >= 1, got {scale}")
+    image = Image.fromarray(shades_to_grey(shades))
+    if scale != 1:
+        image = image.resize((image.width * scale, image.height * scale), Image.NEAREST)
+    return image
+
+
+def write_png(shades: np.ndarray, path: str | Path, scale: int = 1) -> Path:
+    buf = io.BytesIO()
+    to_image(shades, scale).save(buf, format="PNG")
+    return write_atomic(path, buf.getvalue())
+
+
+def write_gif(
+    frames: list[np.ndarray], path: str | Path, scale: int = 1, frame_ms: int = 50
+) -> Path:
+    """One GIF frame per shade frame, ``frame_ms`` each, looping."""
+    if not frames:
+        raise ValueError("write_gif needs at least one frame")
+    images = [to_image(f, scale) for f in frames]
+    buf = io.BytesIO()
+    images[0].save(
+        buf, format="GIF", save_all=True, append_images=images[1:], duration=frame_ms, loop=0
+    )
+    return write_atomic(path, buf.getvalue())
