@@ -323,3 +323,17 @@ def test_cuda_backend_refuses_a_cpu_device_and_a_machine_without_cuda(demo, monk
     monkeypatch.setattr(wp, "is_cuda_available", lambda: False)
     with pytest.raises(RuntimeError, match="needs a CUDA device"):
         WarpVecCudaBackend(demo, num_envs=N, **PACE)
+
+
+@pytest.mark.parametrize("backend", ["pyboy", "pyboy-mp", "warp-cpu"])
+def test_any_frames_per_step_works_with_the_default_release(demo, backend) -> None:
+    from gbxcule.backends.registry import make_backend
+
+    for frames, release in ((1, 1), (5, 5), (24, 8)):
+        b = make_backend(backend, str(demo), num_envs=1, frames_per_step=frames)
+        try:
+            assert (b.frames_per_step, b.release_after_frames) == (frames, release)
+        finally:
+            b.close()
+    with pytest.raises(ValueError, match=r"release_after_frames=9 with frames_per_step=4"):
+        make_backend(backend, str(demo), frames_per_step=4, release_after_frames=9)

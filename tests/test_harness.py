@@ -17,6 +17,7 @@ from bench.roms.spec import RomSpec
 from gbxcule import cli, lockstep
 from gbxcule.asm import build_rom
 from gbxcule.backends.pyboy_backend import PyBoySingleBackend
+from gbxcule.core.cartridge import header_checksum
 from gbxcule.lockstep import LockstepConfig, parse_ranges, run_lockstep
 
 pytestmark = pytest.mark.api
@@ -386,3 +387,31 @@ def test_cli_info_and_commands(counter_rom, tmp_path, capsys) -> None:
     assert cli.main(["info", str(tmp_path / "broken.gb")]) == 1
     assert "header checksum mismatch" in capsys.readouterr().out
     assert set(cli.COMMANDS) >= {"verify", "info", "demo", "bench", "record"}
+
+
+def test_bad_logo_is_refused_with_its_override_which_runs_it_like_pyboy(
+    tmp_path, counter_rom
+) -> None:
+    """ROM hacks often carry a wrong Nintendo logo; PyBoy runs them. Every backend refuses
+    one and names the override; with it, ours matches PyBoy. A wrong header checksum
+    PyBoy refuses too, and so do we, override or not."""
+    from gbxcule.backends.registry import make_backend
+    from gbxcule.core.cartridge import CartridgeError
+
+    rom = bytearray(counter_rom.read_bytes())
+    rom[0x104] ^= 0xFF
+    rom[0x14D] = header_checksum(rom)
+    bad = tmp_path / "hack.gb"
+    bad.write_bytes(bytes(rom))
+    for name in ("pyboy", "pyboy-mp", "warp-cpu"):
+        with pytest.raises(CartridgeError, match="allow_bad_logo=True"):
+            make_backend(name, str(bad))
+    args = ["verify", f"--rom={bad}", "--steps=3", "--no-bundle"]
+    assert cli.main(args) == 2
+    assert cli.main([*args, "--allow-bad-logo"]) == 0
+
+    rom[0x14D] ^= 0xFF
+    bad.write_bytes(bytes(rom))
+    for name in ("pyboy", "warp-cpu"):
+        with pytest.raises(CartridgeError, match="header checksum mismatch.*PyBoy refuses it too"):
+            make_backend(name, str(bad), allow_bad_logo=True)

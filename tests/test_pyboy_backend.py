@@ -343,3 +343,27 @@ def test_mp_backend_matches_single(rom_file) -> None:
     finally:
         mp_backend.close()
     assert not any(p.is_alive() for p in mp_backend._procs)
+
+
+@pytest.mark.parametrize(
+    "title", ["2048", "TETRIS", "SUPER MARIOLAND", "POKEMON RED", "KIRBY DREAM LAN", "DMGTRIS"]
+)
+def test_oracle_runs_no_game_wrapper_and_stays_silent(tmp_path, capfd, title) -> None:
+    """PyBoy would pick a game wrapper by title; ours runs the generic one, prints nothing,
+    and the cartridge still reads as built (title and header checksum)."""
+    rom = build_rom(
+        'SECTION "m", ROM0[$0150]\nMain:\n    ld a, [$0134]\n    ld [$C000], a\n    jr Main\n',
+        title=title,
+    )
+    path = tmp_path / "game.gb"
+    path.write_bytes(rom)
+    capfd.readouterr()
+    with PyBoySingleBackend(path, frames_per_step=2, release_after_frames=1) as b:
+        b.reset()
+        for _ in range(3):
+            b.step([0])
+        assert type(b.pyboy(0).game_wrapper).__name__ == "PyBoyGameWrapper"
+        assert bytes(b.read_memory(0, 0x134, 0x150)) == rom[0x134:0x150]
+        assert b.read_memory(0, 0xC000, 0xC001)[0] == rom[0x134]
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""

@@ -111,6 +111,7 @@ class LockstepConfig:
     compare_cycles: bool = False
     compare_frames: bool = True
     num_envs: int = 1
+    allow_bad_logo: bool = False
 
     def __post_init__(self) -> None:
         for name in ("steps", "frames_per_step", "every", "num_envs"):
@@ -139,6 +140,8 @@ class LockstepConfig:
             args.append("--cycles")
         if not self.compare_frames:
             args.append("--no-frames")
+        if self.allow_bad_logo:
+            args.append("--allow-bad-logo")
         return args
 
 
@@ -314,6 +317,7 @@ def run_lockstep(
         "frames_per_step": cfg.frames_per_step,
         "release_after_frames": cfg.release_after_frames,
         "action_codec": cfg.codec,
+        **({"allow_bad_logo": True} if cfg.allow_bad_logo else {}),
     }
     ref = make_backend_by_name(cfg.ref, rom_path, **kwargs)
     try:

@@ -13,14 +13,27 @@ from typing import Any
 
 import numpy as np
 
+from gbxcule.core.cartridge import (
+    BAD_LOGO_HINT,
+    CHECKSUM_HINT,
+    CartridgeError,
+    CartridgeHeader,
+)
 
-def read_rom(rom_path: str | Path) -> bytes:
+
+def read_rom(rom_path: str | Path, *, allow_bad_logo: bool = False) -> bytes:
+    """The ROM file's bytes. A wrong header checksum is refused (PyBoy refuses it), and so
+    is a wrong Nintendo logo unless ``allow_bad_logo`` (the error names that override)."""
     path = Path(rom_path)
     if not path.is_file():
         raise FileNotFoundError(f"ROM file not found: {path}")
     data = path.read_bytes()
     if len(data) < 0x150:
         raise ValueError(f"ROM file {path} is {len(data)} bytes, too short for a cartridge header")
+    header = CartridgeHeader.parse(data, strict=False, allow_bad_logo=allow_bad_logo)
+    bad = [p for p in header.problems if p.endswith((BAD_LOGO_HINT, CHECKSUM_HINT))]
+    if bad:
+        raise CartridgeError(f"{path}: {bad[0]}")
     return data
 
 
@@ -31,18 +44,27 @@ def check_positive_int(name: str, value: Any) -> int:
     return int(value)
 
 
-def check_step_config(num_envs: int, frames_per_step: int, release_after_frames: int) -> None:
+DEFAULT_RELEASE_AFTER_FRAMES = 8  # the button is held for the first 8 frames of a step
+
+
+def check_step_config(num_envs: int, frames_per_step: int, release_after_frames: int | None) -> int:
+    """The release frame to use: ``release_after_frames``, or by default
+    ``min(8, frames_per_step)``, so any ``frames_per_step`` works with the default."""
     check_positive_int("num_envs", num_envs)
     check_positive_int("frames_per_step", frames_per_step)
+    if release_after_frames is None:
+        return min(DEFAULT_RELEASE_AFTER_FRAMES, int(frames_per_step))
     if (
         isinstance(release_after_frames, bool)
-        or not isinstance(release_after_frames, int)
+        or not isinstance(release_after_frames, (int, np.integer))
         or not 1 <= release_after_frames <= frames_per_step
     ):
         raise ValueError(
-            f"release_after_frames must be an int in 1..frames_per_step ({frames_per_step}), "
-            f"got {release_after_frames!r}"
+            f"release_after_frames={release_after_frames!r} with frames_per_step="
+            f"{frames_per_step}: release_after_frames must be an int in 1..frames_per_step "
+            "(or None for min(8, frames_per_step))"
         )
+    return int(release_after_frames)
 
 
 def check_env(env: Any, num_envs: int) -> int:

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import functools
 import io
+import warnings
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -102,13 +103,23 @@ def require_pyboy_version() -> None:
 
 
 def make_pyboy(rom: bytes | str | Path, *, log_level: str = "ERROR") -> Any:
-    """A PyBoy on ``rom`` (bytes or path) at power-on, configured the one way the oracle runs."""
+    """A PyBoy on ``rom`` (bytes or path) at power-on, configured the one way the oracle runs.
+
+    PyBoy turns on a game-wrapper plugin when the cartridge title names a game it knows
+    ("TETRIS", "2048", ...); the wrapper reads game memory after every frame (a read of
+    STAT clears a one-shot, for one) and can print a traceback each frame. So PyBoy is
+    built on a copy whose title is blank (header checksum kept valid), which leaves it the
+    generic wrapper, and the real bytes are written back into ROM bank 0 before anything
+    runs: the boot ROM and the game read the cartridge as it is.
+    """
     require_pyboy_version()
-    from pyboy import PyBoy
+    with warnings.catch_warnings():  # pysdl2 announces its bundled SDL2 on import
+        warnings.filterwarnings("ignore", message="Using SDL2 binaries", category=UserWarning)
+        from pyboy import PyBoy
 
     data = rom if isinstance(rom, bytes) else read_rom(rom)
-    return PyBoy(
-        io.BytesIO(data),
+    pyboy = PyBoy(
+        io.BytesIO(_untitled(data)),
         bootrom=str(boot_rom_path()),
         window="null",
         sound_emulated=False,
@@ -116,6 +127,21 @@ def make_pyboy(rom: bytes | str | Path, *, log_level: str = "ERROR") -> Any:
         color_palette=SHADE_RGB,
         log_level=log_level,
     )
+    pyboy.memory[0, _TITLE_START] = data[_TITLE_START]
+    pyboy.memory[0, _HEADER_CHECKSUM] = data[_HEADER_CHECKSUM]
+    return pyboy
+
+
+_TITLE_START = 0x134
+_HEADER_CHECKSUM = 0x14D
+
+
+def _untitled(rom: bytes) -> bytes:
+    """``rom`` with an empty cartridge title (first byte 0) and a header checksum to match."""
+    out = bytearray(rom)
+    out[_TITLE_START] = 0
+    out[_HEADER_CHECKSUM] = (rom[_HEADER_CHECKSUM] + rom[_TITLE_START]) & 0xFF
+    return bytes(out)
 
 
 @functools.lru_cache(maxsize=8)
@@ -217,16 +243,17 @@ class PyBoySingleBackend:
         *,
         num_envs: int = 1,
         frames_per_step: int = 24,
-        release_after_frames: int = 8,
+        release_after_frames: int | None = None,
         action_codec: str = "pokemonred_puffer_v1",
         render: bool = True,
         state_path: str | Path | None = None,
+        allow_bad_logo: bool = False,
     ) -> None:
-        check_step_config(num_envs, frames_per_step, release_after_frames)
+        release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
         self.state_path = None if state_path is None else Path(state_path)
         self.codec = get_codec(action_codec)
         self.rom_path = Path(rom_path)
-        self._rom = read_rom(rom_path)
+        self._rom = read_rom(rom_path, allow_bad_logo=allow_bad_logo)
         self.num_envs = num_envs
         self.frames_per_step = frames_per_step
         self.release_after_frames = release_after_frames

@@ -104,15 +104,16 @@ class PyBoyVecMpBackend:
         *,
         num_envs: int = 1,
         frames_per_step: int = 24,
-        release_after_frames: int = 8,
+        release_after_frames: int | None = None,
         action_codec: str = "pokemonred_puffer_v1",
         render: bool = True,
         num_workers: int | None = None,
+        allow_bad_logo: bool = False,
     ) -> None:
         require_pyboy_version()
-        check_step_config(num_envs, frames_per_step, release_after_frames)
+        release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
         self.codec = get_codec(action_codec)
-        read_rom(rom_path)  # refuse a missing ROM here, not in every worker
+        read_rom(rom_path, allow_bad_logo=allow_bad_logo)  # refuse here, not in every worker
         if num_workers is None:
             num_workers = min(num_envs, os.cpu_count() or 1)
         num_workers = min(check_positive_int("num_workers", num_workers), num_envs)
@@ -136,6 +137,7 @@ class PyBoyVecMpBackend:
                 "release_after_frames": release_after_frames,
                 "action_codec": self.codec.name,
                 "render": self.render,
+                "allow_bad_logo": allow_bad_logo,
             }
             proc = ctx.Process(
                 target=_worker_main, args=(child, str(rom_path), kwargs), daemon=True

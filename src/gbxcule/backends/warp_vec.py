@@ -73,7 +73,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
         *,
         num_envs: int = 1,
         frames_per_step: int = 24,
-        release_after_frames: int = 8,
+        release_after_frames: int | None = None,
         action_codec: str = "pokemonred_puffer_v1",
         render_pixels: bool = False,
         render_pixels_packed: bool = False,
@@ -82,12 +82,13 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
         mem_layout: str = "env_major",
         sym_path: str | Path | None = None,
         cpu_fast_paths: bool = True,
+        allow_bad_logo: bool = False,
     ) -> None:
-        check_step_config(num_envs, frames_per_step, release_after_frames)
+        release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
         self.codec = get_codec(action_codec)
         self.rom_path = Path(rom_path)
-        self._rom = read_rom(rom_path)
-        self.header, self.cart = cart_config(self._rom)
+        self._rom = read_rom(rom_path, allow_bad_logo=allow_bad_logo)
+        self.header, self.cart = cart_config(self._rom, allow_bad_logo=allow_bad_logo)
         self.num_envs = num_envs
         self.frames_per_step = frames_per_step
         self.release_after_frames = release_after_frames

@@ -137,6 +137,7 @@ def record(
     scale: int = 2,
     device: str | None = None,
     backend: str | None = None,
+    allow_bad_logo: bool = False,
 ) -> tuple[Path, int, str]:
     """Record and write ``out``; returns (path, frames written, backend name)."""
 
@@ -168,10 +169,9 @@ def record(
         str(rom),
         num_envs=1,
         frames_per_step=frames_per_step,
-        release_after_frames=min(8, frames_per_step)
-        if release_after_frames is None
-        else release_after_frames,
+        release_after_frames=release_after_frames,
         action_codec=codec,
+        **({"allow_bad_logo": True} if allow_bad_logo else {}),
     )
     frames: list[np.ndarray] = []
     try:
@@ -221,6 +221,11 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--device", choices=DEVICES, help="Warp device (default: cuda if seen, else cpu)"
     )
     p.add_argument("--backend", help="run another registry backend instead (e.g. pyboy)")
+    p.add_argument(
+        "--allow-bad-logo",
+        action="store_true",
+        help="run a ROM with a wrong logo or header checksum, as PyBoy does",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -238,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
         codec=args.codec,
         seed=args.seed,
         scale=args.scale,
+        allow_bad_logo=args.allow_bad_logo,
         device=args.device,
         backend=args.backend,
     )

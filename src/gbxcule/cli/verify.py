@@ -44,6 +44,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--num-envs", type=int, default=1)
     p.add_argument("--bundle-dir", type=Path, help="where repro bundles go (default: repro/)")
     p.add_argument("--no-bundle", action="store_true", help="write no repro bundle")
+    p.add_argument(
+        "--allow-bad-logo",
+        action="store_true",
+        help="run a ROM with a wrong logo or header checksum, as PyBoy does",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
             compare_cycles=args.cycles,
             compare_frames=not args.no_frames,
             num_envs=args.num_envs,
+            allow_bad_logo=args.allow_bad_logo,
             **({"regions": regions} if regions else {}),
         )
         acts = lockstep.make_actions(

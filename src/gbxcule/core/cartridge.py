@@ -98,6 +98,13 @@ RAM_CODE_BY_BANKS = {banks: code for code, banks in RAM_BANKS_BY_CODE.items()}
 MAX_ROM_SIZE_CODE = 8  # 8 MiB, 512 banks
 
 
+BAD_LOGO_HINT = (
+    " (PyBoy runs such ROMs, as ROM hacks often need: pass allow_bad_logo=True to the "
+    "backend, or --allow-bad-logo on the command line, to run it the same way)"
+)
+CHECKSUM_HINT = " (PyBoy refuses it too: fix byte 0x014D)"
+
+
 class CartridgeError(ValueError):
     """The image is not a cartridge we can run; the message names the problem."""
 
@@ -159,21 +166,28 @@ class CartridgeHeader:
         return self.rom_banks * BANK_SIZE
 
     @classmethod
-    def parse(cls, data: bytes | bytearray, *, strict: bool = True) -> CartridgeHeader:
+    def parse(
+        cls, data: bytes | bytearray, *, strict: bool = True, allow_bad_logo: bool = False
+    ) -> CartridgeHeader:
+        """The header of ``data``; ``strict`` raises on the first problem. A wrong Nintendo
+        logo (ROM hacks have one; PyBoy runs them) is a problem unless ``allow_bad_logo``,
+        and its message names that override; a wrong header checksum always is (PyBoy
+        refuses to load such a ROM)."""
         if len(data) < HEADER_END:
             raise CartridgeError(
                 f"image is truncated: {len(data)} bytes, a header needs at least {HEADER_END}"
             )
         problems: list[str] = []
         logo_ok = bytes(data[LOGO_OFFSET : LOGO_OFFSET + len(NINTENDO_LOGO)]) == NINTENDO_LOGO
-        if not logo_ok:
-            problems.append("Nintendo logo at 0x0104-0x0133 does not match")
+        if not logo_ok and not allow_bad_logo:
+            problems.append(f"Nintendo logo at 0x0104-0x0133 does not match{BAD_LOGO_HINT}")
 
         stored_hc = data[HEADER_CHECKSUM_OFFSET]
         computed_hc = header_checksum(data)
         if stored_hc != computed_hc:
             problems.append(
                 f"header checksum mismatch: stored ${stored_hc:02X}, computed ${computed_hc:02X}"
+                + CHECKSUM_HINT
             )
         stored_gc = data[GLOBAL_CHECKSUM_OFFSET] << 8 | data[GLOBAL_CHECKSUM_OFFSET + 1]
 
