@@ -107,3 +107,10 @@ def bus_write_at(m: wp.ref[Machine], i: int, addr: int, value: int, offset: int)
     if offset != 0:
         i32[i, ACCESS_OFFSET] = 0
     return bail
+
+
+@wp.func
+def bus_power_on(m: wp.ref[Machine], i: int):
+    """The boot ROM is mapped at 0x0000-0x00FF until FF50 is written (PyBoy's
+    ``bootrom_enabled``); WRAM, FEA0-FEFF, HRAM and IE start at 0 (``mem`` is zero)."""
+    m.i32[i, BOOT_ON] = 1

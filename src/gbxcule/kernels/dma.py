@@ -141,3 +141,12 @@ def oam_write(m: wp.ref[Machine], i: int, addr: int, value: int):
         dma_sync(m, i, offset)
     if i32[i, DMA_ACTIVE] == 0:
         oam_store(m, i, addr - 0xFE00, value)
+
+
+@wp.func
+def dma_power_on(m: wp.ref[Machine], i: int):
+    """PyBoy's ``OAMDMA()``: no copy running (FF46 reads 0: the IO page is zero)."""
+    i32 = m.i32
+    i32[i, DMA_ACTIVE] = 0
+    i32[i, DMA_INDEX] = 0
+    m.i64[i, DMA_START] = wp.int64(0)

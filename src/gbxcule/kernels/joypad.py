@@ -105,3 +105,14 @@ def joypad_frame_end(m: wp.ref[Machine], i: int):
     for k in range(slots):
         if m.joy_rel_mask[i, k] != 0:
             m.joy_rel_wait[i, k] = m.joy_rel_wait[i, k] - 1
+
+
+@wp.func
+def joypad_power_on(m: wp.ref[Machine], i: int):
+    """PyBoy's ``Interaction()``: every button released, no release pending."""
+    i32 = m.i32
+    i32[i, JOY_DIR] = 0xF
+    i32[i, JOY_STD] = 0xF
+    for k in range(m.joy_rel_mask.shape[1]):
+        m.joy_rel_mask[i, k] = 0
+        m.joy_rel_wait[i, k] = 0

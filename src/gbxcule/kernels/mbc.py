@@ -214,3 +214,15 @@ def cart_ram_write(m: wp.ref[Machine], i: int, addr: int, value: int):
     k = cart_ram_index(m, bank, addr)
     if k >= 0:
         mem[i, k] = wp.uint8(value & 0xFF)
+
+
+@wp.func
+def mbc_power_on(m: wp.ref[Machine], i: int):
+    """Banks as PyBoy's MBCs start: bank 1 at 0x4000, bank 0 at 0x0000, MBC1 register 1 = 1.
+
+    RAM bank, RAM enable, MBC1 mode and register 2 are 0 (every column starts at 0).
+    """
+    i32 = m.i32
+    i32[i, ROM_BANK] = 1
+    i32[i, ROM_BANK_LOW] = 0
+    i32[i, MBC_REG1] = 1

@@ -529,3 +529,38 @@ def vram_blocked(m: wp.ref[Machine], i: int, is_write: int) -> int:
         if ahead >= wp.int64(0) and ahead <= wp.int64(4):
             return 1
     return 0
+
+
+# ---- power-on ----------------------------------------------------------------
+
+
+@wp.func
+def lcd_power_on(m: wp.ref[Machine], i: int):
+    """PyBoy's ``LCD()`` and ``Renderer()`` (DMG): LCD off, mode 0, a frame target ahead.
+
+    STAT $80, BGP $FC, OBP0/OBP1 $FF; LCDC, LY, LYC, scroll and window registers are 0
+    (the IO page is zero). The sprite-line cache stays 0 (stale): it is rebuilt from OAM.
+    """
+    i32 = m.i32
+    i64 = m.i64
+    set_reg(m, i, STAT, 0x80)
+    set_reg(m, i, BGP, 0xFC)
+    set_reg(m, i, OBP0, 0xFF)
+    set_reg(m, i, OBP1, 0xFF)
+    i32[i, FRAME_DONE] = 0
+    i64[i, LCD_CLOCK] = wp.int64(0)
+    i64[i, LCD_TARGET] = FRAME_T
+    i64[i, LCD_LAST] = wp.int64(0)
+    i64[i, LCD_TO_IRQ] = wp.int64(0)
+    i64[i, LCD_TO_FRAME] = FRAME_T
+    i32[i, LCD_IRQ_LINE] = 0
+    i32[i, LCD_NEXT_MODE] = 2
+    i32[i, LCD_TRANSITION] = 0
+    i32[i, LCD_FIRST_FRAME] = 0
+    i32[i, LCD_RESET] = 0
+    i32[i, LCD_STAT_OVERRIDE] = 0
+    i32[i, LCD_LYC_DIRTY] = 0
+    i32[i, LCD_M3_ADJUST] = 0
+    i32[i, WIN_LINE] = 0
+    i32[i, WIN_ACTIVE] = 0
+    i32[i, LCD_RENDER] = 0

@@ -78,3 +78,17 @@ def serial_bytes(buf, length: int) -> bytes:
         return bytes(buf[:length])
     start = length % cap
     return bytes(buf[start:]) + bytes(buf[:start])
+
+
+@wp.func
+def serial_power_on(m: wp.ref[Machine], i: int):
+    """PyBoy's ``Serial(cgb_mode=False)``: SB $FF, SC $7E, no transfer scheduled."""
+    i32 = m.i32
+    i64 = m.i64
+    set_reg(m, i, SB, 0xFF)
+    set_reg(m, i, SC, 0x7E)
+    i64[i, SER_LAST] = wp.int64(0)
+    i64[i, SER_TARGET] = NEVER
+    i64[i, SER_TO_IRQ] = wp.int64(0)
+    i32[i, SER_ACTIVE] = 0
+    i32[i, SERIAL_LEN] = 0

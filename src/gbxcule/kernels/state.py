@@ -216,7 +216,7 @@ class Machine:
     # write), FF01 SB, FF02 SC, FF05 TIMA, FF06 TMA, FF07 TAC & 7, FF0F IF & 0x1F,
     # FF40-FF4B LCD registers (FF41 = PyBoy's STAT value, FF46 = DMA source), and IE
     # at IE_OFF. Reads go through kernels/io.py (masks, syncing). Powered-on values:
-    # io.power_on_timing(m, i).
+    # each unit's <unit>_power_on(m, i), composed by kernels/reset.py.
     serial_buf: wp.array2d(dtype=wp.uint8)  # [N, serial.SERIAL_CAP] ring of SB writes
     joy_rel_mask: wp.array2d(dtype=wp.int32)  # [N, joypad.JOY_QUEUE] pending release masks
     joy_rel_wait: wp.array2d(dtype=wp.int32)  # frames until each pending release

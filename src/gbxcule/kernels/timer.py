@@ -191,3 +191,18 @@ def timer_read_tima(m: wp.ref[Machine], i: int) -> int:
 @wp.func
 def timer_read_div(m: wp.ref[Machine], i: int) -> int:
     return m.i32[i, TIM_COUNTER] >> 8
+
+
+@wp.func
+def timer_power_on(m: wp.ref[Machine], i: int):
+    """PyBoy's ``Timer()``: counter, reload state, last sync and distance all 0.
+
+    DIV/TIMA/TMA/TAC are 0 too: the IO page is zero at power-on.
+    """
+    i32 = m.i32
+    i64 = m.i64
+    i32[i, TIM_COUNTER] = 0
+    i32[i, TIM_RELOAD] = 0
+    i32[i, TIM_RELOAD_LEFT] = 0
+    i64[i, TIM_LAST] = wp.int64(0)
+    i64[i, TIM_TO_IRQ] = wp.int64(0)
