@@ -12,10 +12,27 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.core.memory_layout import HRAM_OFF, IE_OFF, UNUSABLE_OFF
+from gbxcule.core.memory_layout import (
+    HRAM_OFF,
+    HRAM_SIZE,
+    IE_OFF,
+    UNUSABLE_OFF,
+    UNUSABLE_SIZE,
+    WRAM_OFF,
+    WRAM_SIZE,
+)
+from gbxcule.core.pyboy_state import IO_BYTES, MemoryState
 from gbxcule.kernels.io import dma_catch_up, io_read, io_write, oam_read, oam_write
+from gbxcule.kernels.ioregs import UNIT_REGS, host_io
 from gbxcule.kernels.memmap import mem_read, mem_write
-from gbxcule.kernels.state import ACCESS_OFFSET, BOOT_ON, DMA_ACTIVE, Machine
+from gbxcule.kernels.state import (
+    ACCESS_OFFSET,
+    BOOT_ON,
+    DMA_ACTIVE,
+    Machine,
+    MachineState,
+    put_fields,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -114,3 +131,37 @@ def bus_power_on(m: wp.ref[Machine], i: int):
     """The boot ROM is mapped at 0x0000-0x00FF until FF50 is written (PyBoy's
     ``bootrom_enabled``); WRAM, FEA0-FEFF, HRAM and IE start at 0 (``mem`` is zero)."""
     m.i32[i, BOOT_ON] = 1
+
+
+# ---- PyBoy save state (host side) ------------------------------------------------------
+# The motherboard's own memory: PyBoy's ``bootrom_enabled`` and its ``memory`` block (WRAM,
+# FEA0-FEFF, HRAM and the raw FF00-FF4B bytes; VRAM/OAM are the LCD's, IE the CPU's).
+
+
+def board_from_pyboy(memory: MemoryState, bootrom_enabled: int, st: MachineState) -> None:
+    """Load the boot ROM switch and the memory block into the host state ``st``.
+
+    The raw IO bytes go in first: they hold P1 and the ports no unit handles; the units'
+    loads then overwrite the registers they own (:data:`~gbxcule.kernels.ioregs.UNIT_REGS`).
+    """
+    mem = st["mem"]
+    mem[WRAM_OFF : WRAM_OFF + WRAM_SIZE] = memory.wram
+    mem[UNUSABLE_OFF : UNUSABLE_OFF + UNUSABLE_SIZE] = memory.unusable
+    mem[HRAM_OFF : HRAM_OFF + HRAM_SIZE] = memory.hram
+    host_io(st)[: len(memory.io)] = memory.io
+    put_fields(st, {"boot_on": int(bool(bootrom_enabled))})
+
+
+def board_to_pyboy(st: MachineState) -> tuple[MemoryState, int]:
+    """The memory block and ``bootrom_enabled`` for the host state ``st`` (PyBoy's backing
+    bytes of unit registers stay 0)."""
+    mem = st["mem"]
+    raw_io = host_io(st)[:IO_BYTES].copy()
+    raw_io[list(UNIT_REGS)] = 0
+    memory = MemoryState(
+        wram=mem[WRAM_OFF : WRAM_OFF + WRAM_SIZE].copy(),
+        unusable=mem[UNUSABLE_OFF : UNUSABLE_OFF + UNUSABLE_SIZE].copy(),
+        io=raw_io,
+        hram=mem[HRAM_OFF : HRAM_OFF + HRAM_SIZE].copy(),
+    )
+    return memory, int(st["boot_on"])

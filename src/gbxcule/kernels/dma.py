@@ -18,7 +18,8 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.core.memory_layout import OAM_OFF
-from gbxcule.kernels.ioregs import DMA, LCDC, raise_interrupt, reg, set_reg
+from gbxcule.core.pyboy_state import OamDmaState
+from gbxcule.kernels.ioregs import DMA, LCDC, host_io, raise_interrupt, reg, set_reg
 from gbxcule.kernels.memmap import mem_read
 from gbxcule.kernels.ppu import TRANS_START_MODE2, lcd_mode, lcd_sync, oam_store
 from gbxcule.kernels.state import (
@@ -34,6 +35,8 @@ from gbxcule.kernels.state import (
     REG_H,
     REG_L,
     Machine,
+    MachineState,
+    put_fields,
 )
 
 wp.set_module_options({"enable_backward": False})
@@ -150,3 +153,33 @@ def dma_power_on(m: wp.ref[Machine], i: int):
     i32[i, DMA_ACTIVE] = 0
     i32[i, DMA_INDEX] = 0
     m.i64[i, DMA_START] = wp.int64(0)
+
+
+# ---- PyBoy save state (host side) ------------------------------------------------------
+
+DMA_UNSAVED: frozenset[str] = frozenset()
+
+
+def dma_from_pyboy(dma: OamDmaState, st: MachineState) -> None:
+    """Load PyBoy's OAM DMA block (zero before v29) into the host state ``st``.
+
+    A state saved in the middle of a byte read (``reading``) is refused before this."""
+    host_io(st)[DMA] = dma.source
+    put_fields(
+        st,
+        {
+            "dma_active": int(bool(dma.active)),
+            "dma_index": dma.index,
+            "dma_start": dma.start_cycle,
+        },
+    )
+
+
+def dma_to_pyboy(st: MachineState) -> OamDmaState:
+    return OamDmaState(
+        active=int(st["dma_active"]),
+        reading=0,
+        source=int(host_io(st)[DMA]),
+        index=int(st["dma_index"]),
+        start_cycle=int(st["dma_start"]),
+    )

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import warp as wp
 
+from gbxcule.core.pyboy_state import JoypadState
 from gbxcule.kernels.ioregs import INT_JOYPAD, P1, raise_interrupt, set_reg
-from gbxcule.kernels.state import JOY_DIR, JOY_STD, Machine
+from gbxcule.kernels.state import JOY_DIR, JOY_STD, Machine, MachineState, put_fields
 
 wp.set_module_options({"enable_backward": False})
 
@@ -116,3 +117,17 @@ def joypad_power_on(m: wp.ref[Machine], i: int):
     for k in range(m.joy_rel_mask.shape[1]):
         m.joy_rel_mask[i, k] = 0
         m.joy_rel_wait[i, k] = 0
+
+
+# ---- PyBoy save state (host side) ------------------------------------------------------
+
+JOYPAD_UNSAVED = frozenset({"joy_rel_mask", "joy_rel_wait"})  # the step's release schedule
+
+
+def joypad_from_pyboy(joypad: JoypadState, st: MachineState) -> None:
+    """Load PyBoy's button nibbles (0 = pressed). P1 is in the raw IO page (``bus.py``)."""
+    put_fields(st, {"joy_dir": joypad.directional & 0xF, "joy_std": joypad.standard & 0xF})
+
+
+def joypad_to_pyboy(st: MachineState) -> JoypadState:
+    return JoypadState(directional=int(st["joy_dir"]), standard=int(st["joy_std"]))

@@ -29,6 +29,7 @@ others; a per-env array with more dimensions is a struct field of its own
 
 from __future__ import annotations
 
+import numpy as np
 import warp as wp
 
 wp.set_module_options({"enable_backward": False})
@@ -114,6 +115,18 @@ I64_FIELDS = (
 
 def _col(fields: tuple[str, ...], name: str):
     return wp.constant(fields.index(name))
+
+
+# One env's state on the host (``backends/machine_state.py`` captures and restores it):
+# field name -> that env's values as a NumPy array, the env axis removed (``pc`` a 0-d
+# int32 array, ``mem`` a 1-D uint8 row). The units' PyBoy-state mappings read and write it.
+MachineState = dict[str, np.ndarray]
+
+
+def put_fields(st: MachineState, values: dict[str, int]) -> None:
+    """Store each scalar of ``values`` in ``st`` as a 0-d array of that field's dtype."""
+    for name, value in values.items():
+        st[name] = np.asarray(value, dtype=st[name].dtype)
 
 
 # ---- columns of m.i32 ---------------------------------------------------------

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.ioregs import INT_TIMER, NEVER, TAC, TIMA, TMA, reg, set_reg
+from gbxcule.core.pyboy_state import TimerState
+from gbxcule.kernels.ioregs import INT_TIMER, NEVER, TAC, TIMA, TMA, host_io, reg, set_reg
 from gbxcule.kernels.state import (
     TIM_COUNTER,
     TIM_LAST,
@@ -23,6 +24,8 @@ from gbxcule.kernels.state import (
     TIM_RELOAD_LEFT,
     TIM_TO_IRQ,
     Machine,
+    MachineState,
+    put_fields,
 )
 
 wp.set_module_options({"enable_backward": False})
@@ -206,3 +209,43 @@ def timer_power_on(m: wp.ref[Machine], i: int):
     i32[i, TIM_RELOAD_LEFT] = 0
     i64[i, TIM_LAST] = wp.int64(0)
     i64[i, TIM_TO_IRQ] = wp.int64(0)
+
+
+# ---- PyBoy save state (host side) ------------------------------------------------------
+
+TIMER_UNSAVED: frozenset[str] = frozenset()  # PyBoy's Timer saves all of its state
+
+
+def timer_from_pyboy(timer: TimerState, st: MachineState) -> None:
+    """Load PyBoy's timer block into the host state ``st`` (PyBoy's ``Timer.load_state``)."""
+    io = host_io(st)
+    io[TIMA] = timer.tima
+    io[TMA] = timer.tma
+    io[TAC] = timer.tac & 7
+    put_fields(
+        st,
+        {
+            "tim_counter": timer.div_counter & 0xFFFF,
+            "tim_reload": timer.tima_reload_state,
+            "tim_reload_left": timer.tima_counter,
+            "tim_last": timer.last_cycles,
+            "tim_to_irq": timer.cycles_to_interrupt,
+        },
+    )
+
+
+def timer_to_pyboy(st: MachineState) -> TimerState:
+    """PyBoy's timer block for the host state ``st`` (DIV is the counter's high byte)."""
+    io = host_io(st)
+    counter = int(st["tim_counter"])
+    return TimerState(
+        div=counter >> 8,
+        tima=int(io[TIMA]),
+        div_counter=counter,
+        tima_counter=int(st["tim_reload_left"]),
+        tma=int(io[TMA]),
+        tac=int(io[TAC]),
+        tima_reload_state=int(st["tim_reload"]),
+        last_cycles=int(st["tim_last"]),
+        cycles_to_interrupt=int(st["tim_to_irq"]),
+    )
