@@ -78,7 +78,7 @@ def env_state_from_pyboy(state: PyBoyState, base: MachineState, cart: CartConfig
     """The env state PyBoy 2.8.1 would have after loading ``state`` (see the module doc)."""
     _check_dmg(state)
     st = copy_state(base)
-    board_from_pyboy(state.memory, state.bootrom_enabled, st)  # first: the raw IO bytes
+    board_from_pyboy(state.memory, state.bootrom_enabled, st)
     cpu_from_pyboy(state.cpu, st)
     timer_from_pyboy(state.timer, st)
     serial_from_pyboy(state.serial, st)

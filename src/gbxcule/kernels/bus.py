@@ -6,10 +6,14 @@ The caller sets ``m.i64[i, CYCLES]`` to the cycle count PyBoy has at the access;
 ``bus_write`` returns 1 where PyBoy sets ``cpu.bail`` (the run loop then ends
 its slice): mapper writes, IO writes to FF00-FF4B except LY, a boot-ROM unmap
 and IE writes.
+
+``bus_power_on`` maps the boot ROM; ``board_from_pyboy`` / ``board_to_pyboy`` (host
+side, at the end) map PyBoy's ``bootrom_enabled`` and memory block of a save state.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import warp as wp
 
 from gbxcule.core.memory_layout import (
@@ -138,17 +142,18 @@ def bus_power_on(m: wp.ref[Machine], i: int):
 # FEA0-FEFF, HRAM and the raw FF00-FF4B bytes; VRAM/OAM are the LCD's, IE the CPU's).
 
 
-def board_from_pyboy(memory: MemoryState, bootrom_enabled: int, st: MachineState) -> None:
-    """Load the boot ROM switch and the memory block into the host state ``st``.
+# The raw IO bytes the board loads: P1 and the ports no unit handles. The registers of
+# UNIT_REGS are loaded by their units from their own blocks.
+BOARD_IO = np.setdiff1d(np.arange(IO_BYTES), UNIT_REGS)
 
-    The raw IO bytes go in first: they hold P1 and the ports no unit handles; the units'
-    loads then overwrite the registers they own (:data:`~gbxcule.kernels.ioregs.UNIT_REGS`).
-    """
+
+def board_from_pyboy(memory: MemoryState, bootrom_enabled: int, st: MachineState) -> None:
+    """Load the boot ROM switch and the memory block into the host state ``st``."""
     mem = st["mem"]
     mem[WRAM_OFF : WRAM_OFF + WRAM_SIZE] = memory.wram
     mem[UNUSABLE_OFF : UNUSABLE_OFF + UNUSABLE_SIZE] = memory.unusable
     mem[HRAM_OFF : HRAM_OFF + HRAM_SIZE] = memory.hram
-    host_io(st)[: len(memory.io)] = memory.io
+    host_io(st)[BOARD_IO] = np.asarray(memory.io, dtype=np.uint8)[BOARD_IO]
     put_fields(st, {"boot_on": int(bool(bootrom_enabled))})
 
 
