@@ -11,6 +11,9 @@ byte the CPU changes mid-copy contributes. Sources $FE/$FF read $DE/$DF.
 While the copy is running (after its start cycle) OAM reads return $FF and OAM
 writes are dropped. Accesses carrying a cycle offset first sync the LCD and are
 locked out in modes 2 and 3 (reads) or mode 3 and most of mode 2 (writes).
+
+``dma_power_on`` sets PyBoy's power-on values; ``dma_from_pyboy`` / ``dma_to_pyboy``
+(host side, at the end) map PyBoy's OAM DMA block of a save state.
 """
 
 from __future__ import annotations

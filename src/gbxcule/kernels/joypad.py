@@ -12,6 +12,9 @@ frame the step's buttons are pressed; the matching releases happen at the start
 of the frame ``release_after`` frames later, before that frame's own presses.
 Each step with buttons holds one pending-release slot until then, so up to
 ``ceil(release_after / frames_per_step)`` slots are in use (``joypad_slots``).
+
+``joypad_power_on`` sets PyBoy's power-on values; ``joypad_from_pyboy`` /
+``joypad_to_pyboy`` (host side, at the end) map PyBoy's joypad block of a save state.
 """
 
 from __future__ import annotations

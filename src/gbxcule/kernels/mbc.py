@@ -11,6 +11,9 @@ reproduce on purpose:
 * MBC2 RAM stores and returns ``value | 0xF0``;
 * MBC3 register select $08-$0C picks a clock register even on carts without a
   clock, which then read $00.
+
+``mbc_power_on`` sets the banks PyBoy's MBCs start with; ``cart_from_pyboy`` /
+``cart_to_pyboy`` (host side, at the end) map PyBoy's cartridge block of a save state.
 """
 
 from __future__ import annotations

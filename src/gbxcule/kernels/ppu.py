@@ -20,6 +20,10 @@ latched into ``Machine.line_latch`` when the renderer is on (``lcd_render``);
 field order is ``gbxcule.core.pixels`` (LATCH_*). Blanking (LCD off at a frame's
 end, VBlank of the first frame after switching on) latches all 144 lines as blank
 whether or not the renderer is on, as PyBoy does.
+
+``lcd_power_on`` sets PyBoy's ``LCD()``/``Renderer()`` values; ``lcd_from_pyboy`` /
+``lcd_to_pyboy`` (host side, at the end) map PyBoy's LCD and renderer blocks of a save
+state, and ``LCD_UNSAVED`` lists the fields PyBoy does not save.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ clock only when two syncs land on the same cycle count; we count that case as
 zero elapsed time, so every env stays deterministic.
 
 Per-env state is one row of ``Machine.rtc`` (int64), columns below.
+
+``rtc_from_pyboy`` / ``rtc_to_pyboy`` (host side, at the end) map PyBoy's clock block of
+a save state.
 """
 
 from __future__ import annotations

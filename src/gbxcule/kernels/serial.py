@@ -6,6 +6,9 @@ Writing SC with bit 0 set (internal clock) schedules the end of a transfer
 1024 cycles later (8 bits at 8192 Hz); if bit 7 was set too, the transfer then
 clears SC bit 7 and raises the serial interrupt at the first sync at or past
 that cycle. External-clock transfers never finish. SC reads with bits 1-6 set.
+
+``serial_power_on`` sets PyBoy's ``Serial()`` values; ``serial_from_pyboy`` /
+``serial_to_pyboy`` (host side) map PyBoy's serial block of a save state.
 """
 
 from __future__ import annotations

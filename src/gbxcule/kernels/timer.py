@@ -9,6 +9,9 @@ in one jump per event (PyBoy steps cycle by cycle through reloads; the result is
 the same), and records the distance to the next TIMA overflow (or the pending
 interrupt) in ``tim_to_irq`` for the run loop's cycle target. Writes do not
 refresh that distance: PyBoy only recomputes it on a sync that advances time.
+
+``timer_power_on`` sets PyBoy's ``Timer()`` values; ``timer_from_pyboy`` /
+``timer_to_pyboy`` (host side, at the end) map PyBoy's timer block of a save state.
 """
 
 from __future__ import annotations
