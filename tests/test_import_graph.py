@@ -113,3 +113,16 @@ def test_the_walk_sees_function_level_and_relative_imports(tmp_path: Path) -> No
     assert graph["gbxcule.a"] == {"gbxcule.sub", "gbxcule.sub.b"}
     assert graph["gbxcule.sub.b"] == {"gbxcule.a"}
     assert circles(graph) == [["gbxcule.a", "gbxcule.sub.b"]]
+
+
+def test_kernels_and_core_never_import_the_shell() -> None:
+    """The functional core (``core/``, ``kernels/``) imports no backend, CLI or RL module."""
+    shell = ("gbxcule.backends", "gbxcule.cli", "gbxcule.rl", "gbxcule.envs", "gbxcule.lockstep")
+    bad = sorted(
+        (name, target)
+        for name, targets in import_graph().items()
+        if name.startswith(("gbxcule.core", "gbxcule.kernels"))
+        for target in targets
+        if target.startswith(shell)
+    )
+    assert bad == []

@@ -22,9 +22,9 @@ import numpy as np
 
 from gbxcule.asm import build_rom
 from gbxcule.backends.pyboy_backend import make_pyboy, post_boot_state
-from gbxcule.backends.savestate_bridge import UNIT_REGS
 from gbxcule.core.pyboy_state import PyBoyState
 from gbxcule.core.savestate import load_pyboy_state
+from gbxcule.kernels.ioregs import UNIT_REGS
 from gbxcule.lockstep import LockstepConfig, compare_snapshots, take_snapshot
 
 ALL_RAM = ((0x8000, 0x10000),)

@@ -21,8 +21,9 @@ from gbxcule.core.cartridge import (
     ram_size_code,
     rom_size_code,
 )
+from gbxcule.core.dmg import POST_BOOT_PC
 
-ENTRY = 0x0100
+ENTRY = POST_BOOT_PC  # where the boot ROM hands over
 ENTRY_STUB = bytes([0x00, 0xC3, 0x50, 0x01])  # nop; jp $0150
 # Largest ROM / RAM bank counts each mapper can address.
 MAX_ROM_BANKS = {"none": 2, "mbc1": 128, "mbc2": 16, "mbc3": 128, "mbc5": 512}

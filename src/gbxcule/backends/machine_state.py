@@ -24,8 +24,17 @@ import numpy as np
 import warp as wp
 
 from gbxcule.backends.warp_base import machine_envs, per_env_arrays
+from gbxcule.kernels.state import MachineState
 
-MachineState = dict[str, np.ndarray]
+__all__ = [
+    "FieldLayout",
+    "MachineLayout",
+    "MachineState",
+    "MachineStateError",
+    "capture_env",
+    "copy_state",
+    "restore_env",
+]
 WORD_BYTES = 4  # the start-state kernels copy 32-bit words
 
 

@@ -29,11 +29,12 @@ import warp as wp
 
 from gbxcule.core.cartridge import RAM_BANK_SIZE, CartridgeError, CartridgeHeader
 from gbxcule.core.memory_layout import row_bytes
+from gbxcule.kernels.mbc import MBC_KIND_BY_NAME
 
 MEM_LAYOUTS = ("env_major", "interleaved")
 SHARED_FIELDS = ("rom", "rom_code", "boot")
 LOGO_RANGE = (0x0104, 0x0134)
-MBC_KIND = {"none": 0, "mbc1": 1, "mbc2": 2, "mbc3": 3, "mbc5": 5}  # = kernels/mbc.py MBC_*
+MBC_KIND = MBC_KIND_BY_NAME  # mapper name -> kernels/mbc.py kind
 MBC2_RAM_BYTES = 512
 
 

@@ -6,16 +6,37 @@ The caller sets ``m.i64[i, CYCLES]`` to the cycle count PyBoy has at the access;
 ``bus_write`` returns 1 where PyBoy sets ``cpu.bail`` (the run loop then ends
 its slice): mapper writes, IO writes to FF00-FF4B except LY, a boot-ROM unmap
 and IE writes.
+
+``bus_power_on`` maps the boot ROM; ``board_from_pyboy`` / ``board_to_pyboy`` (host
+side, at the end) map PyBoy's ``bootrom_enabled`` and memory block of a save state.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import warp as wp
 
-from gbxcule.core.memory_layout import HRAM_OFF, IE_OFF, UNUSABLE_OFF
+from gbxcule.core.memory_layout import (
+    HRAM_OFF,
+    HRAM_SIZE,
+    IE_OFF,
+    UNUSABLE_OFF,
+    UNUSABLE_SIZE,
+    WRAM_OFF,
+    WRAM_SIZE,
+)
+from gbxcule.core.pyboy_state import IO_BYTES, MemoryState
 from gbxcule.kernels.io import dma_catch_up, io_read, io_write, oam_read, oam_write
+from gbxcule.kernels.ioregs import UNIT_REGS, host_io
 from gbxcule.kernels.memmap import mem_read, mem_write
-from gbxcule.kernels.state import ACCESS_OFFSET, BOOT_ON, DMA_ACTIVE, Machine
+from gbxcule.kernels.state import (
+    ACCESS_OFFSET,
+    BOOT_ON,
+    DMA_ACTIVE,
+    Machine,
+    MachineState,
+    put_fields,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -107,3 +128,45 @@ def bus_write_at(m: wp.ref[Machine], i: int, addr: int, value: int, offset: int)
     if offset != 0:
         i32[i, ACCESS_OFFSET] = 0
     return bail
+
+
+@wp.func
+def bus_power_on(m: wp.ref[Machine], i: int):
+    """The boot ROM is mapped at 0x0000-0x00FF until FF50 is written (PyBoy's
+    ``bootrom_enabled``); WRAM, FEA0-FEFF, HRAM and IE start at 0 (``mem`` is zero)."""
+    m.i32[i, BOOT_ON] = 1
+
+
+# ---- PyBoy save state (host side) ------------------------------------------------------
+# The motherboard's own memory: PyBoy's ``bootrom_enabled`` and its ``memory`` block (WRAM,
+# FEA0-FEFF, HRAM and the raw FF00-FF4B bytes; VRAM/OAM are the LCD's, IE the CPU's).
+
+
+# The raw IO bytes the board loads: P1 and the ports no unit handles. The registers of
+# UNIT_REGS are loaded by their units from their own blocks.
+BOARD_IO = np.setdiff1d(np.arange(IO_BYTES), UNIT_REGS)
+
+
+def board_from_pyboy(memory: MemoryState, bootrom_enabled: int, st: MachineState) -> None:
+    """Load the boot ROM switch and the memory block into the host state ``st``."""
+    mem = st["mem"]
+    mem[WRAM_OFF : WRAM_OFF + WRAM_SIZE] = memory.wram
+    mem[UNUSABLE_OFF : UNUSABLE_OFF + UNUSABLE_SIZE] = memory.unusable
+    mem[HRAM_OFF : HRAM_OFF + HRAM_SIZE] = memory.hram
+    host_io(st)[BOARD_IO] = np.asarray(memory.io, dtype=np.uint8)[BOARD_IO]
+    put_fields(st, {"boot_on": int(bool(bootrom_enabled))})
+
+
+def board_to_pyboy(st: MachineState) -> tuple[MemoryState, int]:
+    """The memory block and ``bootrom_enabled`` for the host state ``st`` (PyBoy's backing
+    bytes of unit registers stay 0)."""
+    mem = st["mem"]
+    raw_io = host_io(st)[:IO_BYTES].copy()
+    raw_io[list(UNIT_REGS)] = 0
+    memory = MemoryState(
+        wram=mem[WRAM_OFF : WRAM_OFF + WRAM_SIZE].copy(),
+        unusable=mem[UNUSABLE_OFF : UNUSABLE_OFF + UNUSABLE_SIZE].copy(),
+        io=raw_io,
+        hram=mem[HRAM_OFF : HRAM_OFF + HRAM_SIZE].copy(),
+    )
+    return memory, int(st["boot_on"])

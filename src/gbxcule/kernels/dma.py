@@ -11,6 +11,9 @@ byte the CPU changes mid-copy contributes. Sources $FE/$FF read $DE/$DF.
 While the copy is running (after its start cycle) OAM reads return $FF and OAM
 writes are dropped. Accesses carrying a cycle offset first sync the LCD and are
 locked out in modes 2 and 3 (reads) or mode 3 and most of mode 2 (writes).
+
+``dma_power_on`` sets PyBoy's power-on values; ``dma_from_pyboy`` / ``dma_to_pyboy``
+(host side, at the end) map PyBoy's OAM DMA block of a save state.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.core.memory_layout import OAM_OFF
-from gbxcule.kernels.ioregs import DMA, LCDC, raise_interrupt, reg, set_reg
+from gbxcule.core.pyboy_state import OamDmaState
+from gbxcule.kernels.ioregs import DMA, LCDC, host_io, raise_interrupt, reg, set_reg
 from gbxcule.kernels.memmap import mem_read
 from gbxcule.kernels.ppu import TRANS_START_MODE2, lcd_mode, lcd_sync, oam_store
 from gbxcule.kernels.state import (
@@ -34,6 +38,8 @@ from gbxcule.kernels.state import (
     REG_H,
     REG_L,
     Machine,
+    MachineState,
+    put_fields,
 )
 
 wp.set_module_options({"enable_backward": False})
@@ -141,3 +147,42 @@ def oam_write(m: wp.ref[Machine], i: int, addr: int, value: int):
         dma_sync(m, i, offset)
     if i32[i, DMA_ACTIVE] == 0:
         oam_store(m, i, addr - 0xFE00, value)
+
+
+@wp.func
+def dma_power_on(m: wp.ref[Machine], i: int):
+    """PyBoy's ``OAMDMA()``: no copy running (FF46 reads 0: the IO page is zero)."""
+    i32 = m.i32
+    i32[i, DMA_ACTIVE] = 0
+    i32[i, DMA_INDEX] = 0
+    m.i64[i, DMA_START] = wp.int64(0)
+
+
+# ---- PyBoy save state (host side) ------------------------------------------------------
+
+DMA_UNSAVED: frozenset[str] = frozenset()
+
+
+def dma_from_pyboy(dma: OamDmaState, st: MachineState) -> None:
+    """Load PyBoy's OAM DMA block (zero before v29) into the host state ``st``.
+
+    A state saved in the middle of a byte read (``reading``) is refused before this."""
+    host_io(st)[DMA] = dma.source
+    put_fields(
+        st,
+        {
+            "dma_active": int(bool(dma.active)),
+            "dma_index": dma.index,
+            "dma_start": dma.start_cycle,
+        },
+    )
+
+
+def dma_to_pyboy(st: MachineState) -> OamDmaState:
+    return OamDmaState(
+        active=int(st["dma_active"]),
+        reading=0,
+        source=int(host_io(st)[DMA]),
+        index=int(st["dma_index"]),
+        start_cycle=int(st["dma_start"]),
+    )

@@ -11,7 +11,9 @@ PyBoy's ``cpu.cycles`` at the access and ``m.i32[i, ACCESS_OFFSET]`` its
   derives the run loop's bail flag.
 * ``dma_catch_up``, ``oam_read``, ``oam_write`` (kernels/dma.py) are re-exported
   here for the bus.
-* ``power_on_timing(m, i)``: the IO/timing state PyBoy's constructor leaves.
+
+Each unit keeps its own power-on values (``<unit>_power_on``, composed by
+``kernels/reset.py``) and PyBoy-state mapping; this file only dispatches.
 
 Read values (``io_peek``, no side effects): unused bits and unmapped registers
 read as 1 where PyBoy does (FF03, FF08-FF0E, FF4C-FF7F read $FF; TAC | $F8;
@@ -25,19 +27,7 @@ import warp as wp
 
 from gbxcule.core.memory_layout import IO_OFF
 from gbxcule.kernels.dma import dma_catch_up, dma_start, oam_read, oam_write
-from gbxcule.kernels.ioregs import (
-    BGP,
-    FRAME_T,
-    IF,
-    NEVER,
-    OBP0,
-    OBP1,
-    SB,
-    SC,
-    STAT,
-    raise_interrupt,
-    set_reg,
-)
+from gbxcule.kernels.ioregs import IF, raise_interrupt, set_reg
 from gbxcule.kernels.joypad import p1_write
 from gbxcule.kernels.ppu import (
     lcd_sync,
@@ -47,47 +37,7 @@ from gbxcule.kernels.ppu import (
     stat_write,
 )
 from gbxcule.kernels.serial import sb_write, sc_write, serial_sync
-from gbxcule.kernels.state import (
-    ACCESS_OFFSET,
-    BOOT_ON,
-    CYCLES,
-    DMA_ACTIVE,
-    DMA_INDEX,
-    DMA_START,
-    FRAME_DONE,
-    HALT_EI,
-    IME_DELAY,
-    INT_QUEUED,
-    JOY_DIR,
-    JOY_STD,
-    LCD_CLOCK,
-    LCD_FIRST_FRAME,
-    LCD_IRQ_LINE,
-    LCD_LAST,
-    LCD_LYC_DIRTY,
-    LCD_M3_ADJUST,
-    LCD_NEXT_MODE,
-    LCD_RENDER,
-    LCD_RESET,
-    LCD_STAT_OVERRIDE,
-    LCD_TARGET,
-    LCD_TO_FRAME,
-    LCD_TO_IRQ,
-    LCD_TRANSITION,
-    SER_ACTIVE,
-    SER_LAST,
-    SER_TARGET,
-    SER_TO_IRQ,
-    SERIAL_LEN,
-    TIM_COUNTER,
-    TIM_LAST,
-    TIM_RELOAD,
-    TIM_RELOAD_LEFT,
-    TIM_TO_IRQ,
-    WIN_ACTIVE,
-    WIN_LINE,
-    Machine,
-)
+from gbxcule.kernels.state import ACCESS_OFFSET, CYCLES, LCD_STAT_OVERRIDE, Machine
 from gbxcule.kernels.timer import (
     timer_read_div,
     timer_read_tima,
@@ -107,7 +57,6 @@ __all__ = [
     "io_write",
     "oam_read",
     "oam_write",
-    "power_on_timing",
 ]
 
 
@@ -185,58 +134,3 @@ def io_write(m: wp.ref[Machine], i: int, addr: int, value: int):
             dma_start(m, i, v)
         if r == 0x42 or r == 0x43 or (r >= 0x47 and r <= 0x4B):
             set_reg(m, i, r, v)  # SCY, SCX, BGP, OBP0, OBP1, WY, WX
-
-
-@wp.func
-def power_on_timing(m: wp.ref[Machine], i: int):
-    """IO/timing state of a freshly constructed PyBoy (before the boot ROM runs).
-
-    ``mem`` is already zero; only non-zero registers and fields are set here.
-    """
-    i32 = m.i32
-    i64 = m.i64
-    set_reg(m, i, SB, 0xFF)
-    set_reg(m, i, SC, 0x7E)
-    set_reg(m, i, STAT, 0x80)
-    set_reg(m, i, BGP, 0xFC)
-    set_reg(m, i, OBP0, 0xFF)
-    set_reg(m, i, OBP1, 0xFF)
-    i32[i, IME_DELAY] = 0
-    i32[i, HALT_EI] = 0
-    i32[i, BOOT_ON] = 1
-    i32[i, INT_QUEUED] = 0
-    i32[i, FRAME_DONE] = 0
-    i32[i, TIM_COUNTER] = 0
-    i32[i, TIM_RELOAD] = 0
-    i32[i, TIM_RELOAD_LEFT] = 0
-    i64[i, TIM_LAST] = wp.int64(0)
-    i64[i, TIM_TO_IRQ] = wp.int64(0)
-    i64[i, LCD_CLOCK] = wp.int64(0)
-    i64[i, LCD_TARGET] = FRAME_T
-    i64[i, LCD_LAST] = wp.int64(0)
-    i64[i, LCD_TO_IRQ] = wp.int64(0)
-    i64[i, LCD_TO_FRAME] = FRAME_T
-    i32[i, LCD_IRQ_LINE] = 0
-    i32[i, LCD_NEXT_MODE] = 2
-    i32[i, LCD_TRANSITION] = 0
-    i32[i, LCD_FIRST_FRAME] = 0
-    i32[i, LCD_RESET] = 0
-    i32[i, LCD_STAT_OVERRIDE] = 0
-    i32[i, LCD_LYC_DIRTY] = 0
-    i32[i, LCD_M3_ADJUST] = 0
-    i32[i, WIN_LINE] = 0
-    i32[i, WIN_ACTIVE] = 0
-    i32[i, LCD_RENDER] = 0
-    i64[i, SER_LAST] = wp.int64(0)
-    i64[i, SER_TARGET] = NEVER
-    i64[i, SER_TO_IRQ] = wp.int64(0)
-    i32[i, SER_ACTIVE] = 0
-    i32[i, SERIAL_LEN] = 0
-    i32[i, DMA_ACTIVE] = 0
-    i32[i, DMA_INDEX] = 0
-    i64[i, DMA_START] = wp.int64(0)
-    i32[i, JOY_DIR] = 0xF
-    i32[i, JOY_STD] = 0xF
-    for k in range(m.joy_rel_mask.shape[1]):
-        m.joy_rel_mask[i, k] = 0
-        m.joy_rel_wait[i, k] = 0

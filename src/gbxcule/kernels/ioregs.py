@@ -7,11 +7,12 @@ bits as 1 (``kernels/io.py``). The timing constants are PyBoy's.
 
 from __future__ import annotations
 
+import numpy as np
 import warp as wp
 
 from gbxcule.core.dmg import FRAME_CYCLES, MAX_CYCLES
-from gbxcule.core.memory_layout import IE_OFF, IO_OFF
-from gbxcule.kernels.state import Machine
+from gbxcule.core.memory_layout import IE_OFF, IO_OFF, IO_SIZE
+from gbxcule.kernels.state import Machine, MachineState
 
 wp.set_module_options({"enable_backward": False})
 
@@ -45,6 +46,10 @@ INT_STAT = wp.constant(0x02)
 INT_TIMER = wp.constant(0x04)
 INT_SERIAL = wp.constant(0x08)
 INT_JOYPAD = wp.constant(0x10)
+
+# IO registers whose value lives in a unit (timer, serial, LCD, IF): PyBoy's raw io bytes
+# for them are unused (a PyBoy state keeps them 0); ours hold the register.
+UNIT_REGS = (SB, SC, TIMA, TMA, TAC, IF, *range(LCDC, WX + 1))
 
 FRAME_T = wp.constant(wp.int64(FRAME_CYCLES))
 NEVER = wp.constant(wp.int64(MAX_CYCLES))
@@ -94,3 +99,8 @@ def interrupt_vector(bit: int) -> int:
         b = b >> 1
         n += 1
     return 0x40 + 8 * n
+
+
+def host_io(st: MachineState) -> np.ndarray:
+    """The IO page (0xFF00-0xFF7F) of a host state: a view into ``st["mem"]``."""
+    return st["mem"][IO_OFF : IO_OFF + IO_SIZE]

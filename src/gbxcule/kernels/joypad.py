@@ -12,14 +12,18 @@ frame the step's buttons are pressed; the matching releases happen at the start
 of the frame ``release_after`` frames later, before that frame's own presses.
 Each step with buttons holds one pending-release slot until then, so up to
 ``ceil(release_after / frames_per_step)`` slots are in use (``joypad_slots``).
+
+``joypad_power_on`` sets PyBoy's power-on values; ``joypad_from_pyboy`` /
+``joypad_to_pyboy`` (host side, at the end) map PyBoy's joypad block of a save state.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
+from gbxcule.core.pyboy_state import JoypadState
 from gbxcule.kernels.ioregs import INT_JOYPAD, P1, raise_interrupt, set_reg
-from gbxcule.kernels.state import JOY_DIR, JOY_STD, Machine
+from gbxcule.kernels.state import JOY_DIR, JOY_STD, Machine, MachineState, put_fields
 
 wp.set_module_options({"enable_backward": False})
 
@@ -105,3 +109,28 @@ def joypad_frame_end(m: wp.ref[Machine], i: int):
     for k in range(slots):
         if m.joy_rel_mask[i, k] != 0:
             m.joy_rel_wait[i, k] = m.joy_rel_wait[i, k] - 1
+
+
+@wp.func
+def joypad_power_on(m: wp.ref[Machine], i: int):
+    """PyBoy's ``Interaction()``: every button released, no release pending."""
+    i32 = m.i32
+    i32[i, JOY_DIR] = 0xF
+    i32[i, JOY_STD] = 0xF
+    for k in range(m.joy_rel_mask.shape[1]):
+        m.joy_rel_mask[i, k] = 0
+        m.joy_rel_wait[i, k] = 0
+
+
+# ---- PyBoy save state (host side) ------------------------------------------------------
+
+JOYPAD_UNSAVED = frozenset({"joy_rel_mask", "joy_rel_wait"})  # the step's release schedule
+
+
+def joypad_from_pyboy(joypad: JoypadState, st: MachineState) -> None:
+    """Load PyBoy's button nibbles (0 = pressed). P1 is in the raw IO page (``bus.py``)."""
+    put_fields(st, {"joy_dir": joypad.directional & 0xF, "joy_std": joypad.standard & 0xF})
+
+
+def joypad_to_pyboy(st: MachineState) -> JoypadState:
+    return JoypadState(directional=int(st["joy_dir"]), standard=int(st["joy_std"]))

@@ -11,14 +11,27 @@ reproduce on purpose:
 * MBC2 RAM stores and returns ``value | 0xF0``;
 * MBC3 register select $08-$0C picks a clock register even on carts without a
   clock, which then read $00.
+
+``mbc_power_on`` sets the banks PyBoy's MBCs start with; ``cart_from_pyboy`` /
+``cart_to_pyboy`` (host side, at the end) map PyBoy's cartridge block of a save state.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import warp as wp
 
 from gbxcule.core.memory_layout import CART_RAM_OFF
-from gbxcule.kernels.rtc import rtc_command, rtc_read, rtc_tick, rtc_write
+from gbxcule.core.pyboy_state import CART_RAM_BANK_BYTES, CartState
+from gbxcule.core.savestate import SavestateError
+from gbxcule.kernels.rtc import (
+    rtc_command,
+    rtc_from_pyboy,
+    rtc_read,
+    rtc_tick,
+    rtc_to_pyboy,
+    rtc_write,
+)
 from gbxcule.kernels.state import (
     BOOT_ON,
     CYCLES,
@@ -30,6 +43,8 @@ from gbxcule.kernels.state import (
     ROM_BANK,
     ROM_BANK_LOW,
     Machine,
+    MachineState,
+    put_fields,
 )
 
 wp.set_module_options({"enable_backward": False})
@@ -214,3 +229,79 @@ def cart_ram_write(m: wp.ref[Machine], i: int, addr: int, value: int):
     k = cart_ram_index(m, bank, addr)
     if k >= 0:
         mem[i, k] = wp.uint8(value & 0xFF)
+
+
+@wp.func
+def mbc_power_on(m: wp.ref[Machine], i: int):
+    """Banks as PyBoy's MBCs start: bank 1 at 0x4000, bank 0 at 0x0000, MBC1 register 1 = 1.
+
+    RAM bank, RAM enable, MBC1 mode and register 2 are 0 (every column starts at 0).
+    """
+    i32 = m.i32
+    i32[i, ROM_BANK] = 1
+    i32[i, ROM_BANK_LOW] = 0
+    i32[i, MBC_REG1] = 1
+
+
+# ---- PyBoy save state (host side) ------------------------------------------------------
+
+# MBC1's low ROM bank: PyBoy does not save it and does not recompute it until the next
+# mapper write, so loading keeps it from the machine loaded into.
+MBC_UNSAVED = frozenset({"rom_bank_low"})
+
+
+def cart_from_pyboy(
+    cart: CartState,
+    layout: str,
+    st: MachineState,
+    *,
+    mbc_kind: int,
+    ram_bytes: int,
+    has_rtc: bool,
+) -> None:
+    """Load PyBoy's cartridge block into the host state ``st``: bank registers, RAM enable,
+    MBC1 mode (and registers, on MBC1), ``ram_bytes`` of cart RAM, the MBC3 clock
+    (``layout`` is the state file's). Raises ``SavestateError`` when the block holds
+    less RAM than the cart needs."""
+    if ram_bytes:
+        ram = np.asarray(cart.ram, dtype=np.uint8)
+        if len(ram) < ram_bytes:
+            raise SavestateError(
+                f"the state holds {len(ram)} bytes of cart RAM, this cartridge needs {ram_bytes}"
+            )
+        st["mem"][CART_RAM_OFF : CART_RAM_OFF + ram_bytes] = ram[:ram_bytes]
+    put_fields(
+        st,
+        {
+            "rom_bank": cart.rom_bank,
+            "ram_bank": cart.ram_bank,
+            "ram_enabled": int(bool(cart.ram_enabled)),
+            "mbc_mode": cart.memory_model,
+        },
+    )
+    if mbc_kind == MBC1:
+        put_fields(st, {"mbc_reg1": cart.mbc1_bank_register1, "mbc_reg2": cart.mbc1_bank_register2})
+    if has_rtc and cart.rtc is not None:
+        rtc_from_pyboy(cart.rtc, layout, st["rtc"])
+
+
+def cart_to_pyboy(
+    st: MachineState, *, ram_bytes: int, pyboy_banks: int, has_rtc: bool
+) -> CartState:
+    """PyBoy's cartridge block for the host state ``st``: ``pyboy_banks`` x 8 KiB of RAM
+    (PyBoy's bank count for the cart; the first ``ram_bytes`` are ours)."""
+    ram = np.zeros(pyboy_banks * CART_RAM_BANK_BYTES, dtype=np.uint8)
+    n = min(ram_bytes, len(ram))
+    ram[:n] = st["mem"][CART_RAM_OFF : CART_RAM_OFF + n]
+    out = CartState(
+        rom_bank=int(st["rom_bank"]),
+        ram_bank=int(st["ram_bank"]),
+        ram_enabled=int(st["ram_enabled"]),
+        memory_model=int(st["mbc_mode"]),
+        ram=ram,
+        mbc1_bank_register1=int(st["mbc_reg1"]),
+        mbc1_bank_register2=int(st["mbc_reg2"]),
+    )
+    if has_rtc:
+        out.rtc = rtc_to_pyboy(st["rtc"])
+    return out

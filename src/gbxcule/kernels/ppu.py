@@ -20,6 +20,10 @@ latched into ``Machine.line_latch`` when the renderer is on (``lcd_render``);
 field order is ``gbxcule.core.pixels`` (LATCH_*). Blanking (LCD off at a frame's
 end, VBlank of the first frame after switching on) latches all 144 lines as blank
 whether or not the renderer is on, as PyBoy does.
+
+``lcd_power_on`` sets PyBoy's ``LCD()``/``Renderer()`` values; ``lcd_from_pyboy`` /
+``lcd_to_pyboy`` (host side, at the end) map PyBoy's LCD and renderer blocks of a save
+state, and ``LCD_UNSAVED`` lists the fields PyBoy does not save.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.core import pixels as px
-from gbxcule.core.memory_layout import OAM_OFF
+from gbxcule.core.memory_layout import OAM_OFF, OAM_SIZE, VRAM_OFF, VRAM_SIZE
+from gbxcule.core.pyboy_state import LcdState, RendererState
 from gbxcule.kernels.ioregs import (
     BGP,
     FRAME_T,
@@ -43,6 +48,7 @@ from gbxcule.kernels.ioregs import (
     STAT,
     WX,
     WY,
+    host_io,
     raise_interrupt,
     reg,
     set_reg,
@@ -74,6 +80,8 @@ from gbxcule.kernels.state import (
     WIN_ACTIVE,
     WIN_LINE,
     Machine,
+    MachineState,
+    put_fields,
 )
 
 wp.set_module_options({"enable_backward": False})
@@ -529,3 +537,118 @@ def vram_blocked(m: wp.ref[Machine], i: int, is_write: int) -> int:
         if ahead >= wp.int64(0) and ahead <= wp.int64(4):
             return 1
     return 0
+
+
+# ---- power-on ----------------------------------------------------------------
+
+
+@wp.func
+def lcd_power_on(m: wp.ref[Machine], i: int):
+    """PyBoy's ``LCD()`` and ``Renderer()`` (DMG): LCD off, mode 0, a frame target ahead.
+
+    STAT $80, BGP $FC, OBP0/OBP1 $FF; LCDC, LY, LYC, scroll and window registers are 0
+    (the IO page is zero). The sprite-line cache stays 0 (stale): it is rebuilt from OAM.
+    """
+    i32 = m.i32
+    i64 = m.i64
+    set_reg(m, i, STAT, 0x80)
+    set_reg(m, i, BGP, 0xFC)
+    set_reg(m, i, OBP0, 0xFF)
+    set_reg(m, i, OBP1, 0xFF)
+    i32[i, FRAME_DONE] = 0
+    i64[i, LCD_CLOCK] = wp.int64(0)
+    i64[i, LCD_TARGET] = FRAME_T
+    i64[i, LCD_LAST] = wp.int64(0)
+    i64[i, LCD_TO_IRQ] = wp.int64(0)
+    i64[i, LCD_TO_FRAME] = FRAME_T
+    i32[i, LCD_IRQ_LINE] = 0
+    i32[i, LCD_NEXT_MODE] = 2
+    i32[i, LCD_TRANSITION] = 0
+    i32[i, LCD_FIRST_FRAME] = 0
+    i32[i, LCD_RESET] = 0
+    i32[i, LCD_STAT_OVERRIDE] = 0
+    i32[i, LCD_LYC_DIRTY] = 0
+    i32[i, LCD_M3_ADJUST] = 0
+    i32[i, WIN_LINE] = 0
+    i32[i, WIN_ACTIVE] = 0
+    i32[i, LCD_RENDER] = 0
+
+
+# ---- PyBoy save state (host side) ------------------------------------------------------
+
+# LCD and renderer fields PyBoy does not save: loading keeps them from the machine it loads
+# into. (The distances to the next event and frame end, the STAT IRQ line and, in mode 3,
+# the mode-3 adjustment are derived after loading: kernels/pyboy_load.py.)
+LCD_UNSAVED = frozenset(
+    {
+        "lcd_stat_override",
+        "lcd_lyc_dirty",
+        "lcd_m3_adjust",
+        "win_line",  # the renderer's window line counter
+        "lcd_render",
+        "line_latch",
+        "frame_video",
+        "oam_lines_ok",  # the sprite-line cache, rebuilt from OAM
+        "oam_lines0",
+        "oam_lines1",
+        "oam_lines2",
+        "oam_scan_end",
+    }
+)
+# Unsaved fields where a PyBoy that loaded the post-boot snapshot (the oracle's reset)
+# differs from a machine that ran the boot ROM: the boot ROM writes LYC with the LCD off,
+# which arms the one-shot STAT override; loading a snapshot does not. The sprite-line cache
+# is marked stale so the kernel rebuilds it from the loaded OAM.
+LCD_FRESH_AFTER_LOAD = {"lcd_stat_override": 0, "lcd_lyc_dirty": 0, "oam_lines_ok": 0}
+DMG_OBJECT_PRIORITY_MODE = 0xFF  # PyBoy's value on DMG (never changed there)
+# LcdState's register fields and their IO registers
+LCD_REGS = {"lcdc": LCDC, "stat": STAT, "scy": SCY, "scx": SCX, "ly": LY, "lyc": LYC,
+            "bgp": BGP, "obp0": OBP0, "obp1": OBP1, "wy": WY, "wx": WX}  # fmt: skip
+
+
+def lcd_from_pyboy(lcd: LcdState, renderer: RendererState, st: MachineState) -> None:
+    """Load PyBoy's LCD and renderer blocks into the host state ``st`` (VRAM, OAM, the
+    registers, the LCD clock and its flags, the window-Y flag; the unsaved one-shots as
+    :data:`LCD_FRESH_AFTER_LOAD`). Run ``kernels/pyboy_load.py`` afterwards."""
+    mem = st["mem"]
+    mem[VRAM_OFF : VRAM_OFF + VRAM_SIZE] = lcd.vram
+    mem[OAM_OFF : OAM_OFF + OAM_SIZE] = lcd.oam
+    io = host_io(st)
+    for name, r in LCD_REGS.items():
+        io[r] = getattr(lcd, name)
+    put_fields(st, LCD_FRESH_AFTER_LOAD)
+    put_fields(
+        st,
+        {
+            "lcd_clock": lcd.clock,
+            "lcd_target": lcd.clock_target,
+            "lcd_last": lcd.last_cycles,
+            "lcd_next_mode": lcd.next_stat_mode,
+            "lcd_transition": lcd.stat_transition,
+            "lcd_first_frame": int(bool(lcd.first_frame)),
+            "lcd_reset": int(bool(lcd.reset)),
+            "frame_done": int(bool(lcd.frame_done)),
+            "win_active": int(bool(renderer.wy_activated_frame)),
+        },
+    )
+
+
+def lcd_to_pyboy(st: MachineState) -> tuple[LcdState, RendererState]:
+    """PyBoy's LCD and renderer blocks for the host state ``st`` (DMG; no per-line record)."""
+    mem = st["mem"]
+    io = host_io(st)
+    lcd = LcdState(
+        vram=mem[VRAM_OFF : VRAM_OFF + VRAM_SIZE].copy(),
+        oam=mem[OAM_OFF : OAM_OFF + OAM_SIZE].copy(),
+        **{name: int(io[r]) for name, r in LCD_REGS.items()},
+        object_priority_mode=DMG_OBJECT_PRIORITY_MODE,
+        frame_done=int(st["frame_done"]),
+        first_frame=int(st["lcd_first_frame"]),
+        reset=int(st["lcd_reset"]),
+        last_cycles=int(st["lcd_last"]),
+        clock=int(st["lcd_clock"]),
+        clock_target=int(st["lcd_target"]),
+        next_stat_mode=int(st["lcd_next_mode"]),
+        stat_transition=int(st["lcd_transition"]),
+    )
+    return lcd, RendererState(wy_activated_frame=int(st["win_active"]))

@@ -1,31 +1,37 @@
-"""Power-on state: the CPU at PC=0 with the boot ROM mapped, banks as PyBoy's MBCs start.
+"""Power-on state: each unit's ``<unit>_power_on``, as PyBoy's constructors leave it.
 
 ``power_on`` expects every per-env array (``mem`` included) to be zero already:
-PyBoy powers on with RAM, VRAM, OAM and HRAM zeroed, and so do we. It sets the
-few nonzero CPU/MBC values and calls the IO units' ``power_on_timing``.
+PyBoy powers on with RAM, VRAM, OAM and HRAM zeroed, and so do we. Each unit sets its
+own nonzero columns and IO registers (and restates some zeros) in its own file: the CPU
+at PC=0 (``cpu_state.py``), the boot ROM mapped (``bus.py``), banks as PyBoy's MBCs
+start (``mbc.py``), the timer, serial port, LCD and renderer, OAM DMA and joypad.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.io import power_on_timing
-from gbxcule.kernels.state import BOOT_ON, MBC_REG1, PC, ROM_BANK, ROM_BANK_LOW, Machine
+from gbxcule.kernels.bus import bus_power_on
+from gbxcule.kernels.cpu_state import cpu_power_on
+from gbxcule.kernels.dma import dma_power_on
+from gbxcule.kernels.joypad import joypad_power_on
+from gbxcule.kernels.mbc import mbc_power_on
+from gbxcule.kernels.ppu import lcd_power_on
+from gbxcule.kernels.serial import serial_power_on
+from gbxcule.kernels.state import Machine
+from gbxcule.kernels.timer import timer_power_on
 
 wp.set_module_options({"enable_backward": False})
-
-
-@wp.func
-def cpu_power_on(m: wp.ref[Machine], i: int):
-    m.i32[i, PC] = 0
-    m.i32[i, BOOT_ON] = 1
-    m.i32[i, ROM_BANK] = 1
-    m.i32[i, ROM_BANK_LOW] = 0
-    m.i32[i, MBC_REG1] = 1
 
 
 @wp.kernel
 def power_on(m: Machine):
     i = wp.tid()
     cpu_power_on(m, i)
-    power_on_timing(m, i)
+    bus_power_on(m, i)
+    mbc_power_on(m, i)
+    timer_power_on(m, i)
+    serial_power_on(m, i)
+    lcd_power_on(m, i)
+    dma_power_on(m, i)
+    joypad_power_on(m, i)

@@ -7,12 +7,20 @@ clock only when two syncs land on the same cycle count; we count that case as
 zero elapsed time, so every env stays deterministic.
 
 Per-env state is one row of ``Machine.rtc`` (int64), columns below.
+
+``rtc_from_pyboy`` / ``rtc_to_pyboy`` (host side, at the end) map PyBoy's clock block of
+a save state.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import warp as wp
 
+from gbxcule.core import dmg
+from gbxcule.core.pyboy_state import RtcState
 from gbxcule.kernels.state import Machine
 
 wp.set_module_options({"enable_backward": False})
@@ -30,7 +38,7 @@ RTC_LATCHED = wp.constant(9)  # latch_enabled
 RTC_LATCH0 = wp.constant(10)  # latched sec, min, hour, day low, day high: columns 10..14
 RTC_FIELDS = 15
 
-CLOCK_RATE = wp.constant(wp.int64(4194304))
+CLOCK_RATE = wp.constant(wp.int64(dmg.CLOCK_RATE))
 
 
 @wp.func
@@ -138,3 +146,48 @@ def rtc_write(m: wp.ref[Machine], i: int, reg: int, value: int):
         m.rtc[i, RTC_DAY_HIGH] = wp.int64(value & 1)
         m.rtc[i, RTC_HALT] = wp.int64((value >> 6) & 1)
         m.rtc[i, RTC_CARRY] = wp.int64((value >> 7) & 1)
+
+
+# ---- PyBoy save state (host side) ------------------------------------------------------
+
+
+def rtc_from_pyboy(rtc: RtcState, layout: str, row: np.ndarray) -> None:
+    """Load PyBoy's clock block into one env's ``rtc`` row (host side).
+
+    v29 writes halt/carry twice; PyBoy 2.8.1 keeps the second copy, older layouts the
+    first. The last sync is 0, as PyBoy sets it: the first clock access after loading
+    advances the clock by the whole cycle count, as in PyBoy. Unlike PyBoy, the wall time
+    since ``saved_at`` is *not* added: the emulated clock only follows cycles. The latch
+    is not saved: it is kept from the machine loaded into."""
+    halt, carry = (
+        (rtc.halt_again, rtc.day_carry_again) if layout == "v29" else (rtc.halt, rtc.day_carry)
+    )
+    row[RTC_SEC] = rtc.seconds & 0x3F
+    row[RTC_MIN] = rtc.minutes & 0x3F
+    row[RTC_HOUR] = rtc.hours & 0x1F
+    row[RTC_DAY_LOW] = rtc.day_low & 0xFF
+    row[RTC_DAY_HIGH] = rtc.day_high & 1
+    row[RTC_HALT] = halt & 1
+    row[RTC_CARRY] = carry & 1
+    row[RTC_SUBSEC] = rtc.rtc_cycles % int(CLOCK_RATE)
+    row[RTC_LAST] = 0
+
+
+def rtc_to_pyboy(row: np.ndarray) -> RtcState:
+    """PyBoy's clock block for one env's ``rtc`` row. ``saved_at`` is +infinity, so PyBoy
+    2.8.1 adds no wall time when it loads the export."""
+    halt, carry = int(row[RTC_HALT]), int(row[RTC_CARRY])
+    return RtcState(
+        timezero=0.0,
+        halt=halt,
+        day_carry=carry,
+        seconds=int(row[RTC_SEC]),
+        minutes=int(row[RTC_MIN]),
+        hours=int(row[RTC_HOUR]),
+        day_low=int(row[RTC_DAY_LOW]),
+        day_high=int(row[RTC_DAY_HIGH]),
+        halt_again=halt,
+        day_carry_again=carry,
+        rtc_cycles=int(row[RTC_SUBSEC]),
+        saved_at=math.inf,
+    )

@@ -6,14 +6,27 @@ Writing SC with bit 0 set (internal clock) schedules the end of a transfer
 1024 cycles later (8 bits at 8192 Hz); if bit 7 was set too, the transfer then
 clears SC bit 7 and raises the serial interrupt at the first sync at or past
 that cycle. External-clock transfers never finish. SC reads with bits 1-6 set.
+
+``serial_power_on`` sets PyBoy's ``Serial()`` values; ``serial_from_pyboy`` /
+``serial_to_pyboy`` (host side) map PyBoy's serial block of a save state.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.ioregs import INT_SERIAL, NEVER, SB, SC, reg, set_reg
-from gbxcule.kernels.state import SER_ACTIVE, SER_LAST, SER_TARGET, SER_TO_IRQ, SERIAL_LEN, Machine
+from gbxcule.core.pyboy_state import SerialState
+from gbxcule.kernels.ioregs import INT_SERIAL, MAX_CYCLES, NEVER, SB, SC, host_io, reg, set_reg
+from gbxcule.kernels.state import (
+    SER_ACTIVE,
+    SER_LAST,
+    SER_TARGET,
+    SER_TO_IRQ,
+    SERIAL_LEN,
+    Machine,
+    MachineState,
+    put_fields,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -69,6 +82,50 @@ def sc_write(m: wp.ref[Machine], i: int, value: int):
         i64[i, SER_TO_IRQ] = NEVER
 
 
+# ---- PyBoy save state (host side) ------------------------------------------------------
+
+SERIAL_UNSAVED = frozenset({"serial_buf", "serial_len"})  # our output record
+PYBOY_TRANSFER_ENABLED = 0x80  # PyBoy keeps SC & 0x80 as the serial "enabled" flag
+
+
+def serial_from_pyboy(serial: SerialState, st: MachineState) -> None:
+    """Load PyBoy's serial block into the host state ``st`` (PyBoy's ``Serial.load_state``).
+
+    PyBoy's ``clock`` counts serial-clock units from ``last_cycles`` on; we keep the end of
+    the transfer as a cycle count."""
+    io = host_io(st)
+    io[SB] = serial.sb
+    io[SC] = serial.sc
+    target = MAX_CYCLES
+    if serial.clock_target < MAX_CYCLES:
+        target = serial.clock_target - serial.clock + serial.last_cycles
+    put_fields(
+        st,
+        {
+            "ser_active": int(bool(serial.transfer_enabled)),
+            "ser_last": serial.last_cycles,
+            "ser_to_irq": serial.cycles_to_interrupt,
+            "ser_target": target,
+        },
+    )
+
+
+def serial_to_pyboy(st: MachineState) -> SerialState:
+    """PyBoy's serial block for the host state ``st`` (its clock = the last sync)."""
+    io = host_io(st)
+    ser_last = int(st["ser_last"])
+    return SerialState(
+        sb=int(io[SB]),
+        sc=int(io[SC]),
+        transfer_enabled=PYBOY_TRANSFER_ENABLED if int(st["ser_active"]) else 0,
+        internal_clock=int(io[SC]) & 1,
+        last_cycles=ser_last,
+        cycles_to_interrupt=int(st["ser_to_irq"]),
+        clock=ser_last,
+        clock_target=int(st["ser_target"]),
+    )
+
+
 def serial_bytes(buf, length: int) -> bytes:
     """Bytes of one env's ring ``buf`` (numpy uint8 [cap]) in send order, oldest kept first."""
     cap = int(buf.shape[0])
@@ -78,3 +135,17 @@ def serial_bytes(buf, length: int) -> bytes:
         return bytes(buf[:length])
     start = length % cap
     return bytes(buf[start:]) + bytes(buf[:start])
+
+
+@wp.func
+def serial_power_on(m: wp.ref[Machine], i: int):
+    """PyBoy's ``Serial(cgb_mode=False)``: SB $FF, SC $7E, no transfer scheduled."""
+    i32 = m.i32
+    i64 = m.i64
+    set_reg(m, i, SB, 0xFF)
+    set_reg(m, i, SC, 0x7E)
+    i64[i, SER_LAST] = wp.int64(0)
+    i64[i, SER_TARGET] = NEVER
+    i64[i, SER_TO_IRQ] = wp.int64(0)
+    i32[i, SER_ACTIVE] = 0
+    i32[i, SERIAL_LEN] = 0

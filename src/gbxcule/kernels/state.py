@@ -29,6 +29,7 @@ others; a per-env array with more dimensions is a struct field of its own
 
 from __future__ import annotations
 
+import numpy as np
 import warp as wp
 
 wp.set_module_options({"enable_backward": False})
@@ -114,6 +115,18 @@ I64_FIELDS = (
 
 def _col(fields: tuple[str, ...], name: str):
     return wp.constant(fields.index(name))
+
+
+# One env's state on the host (``backends/machine_state.py`` captures and restores it):
+# field name -> that env's values as a NumPy array, the env axis removed (``pc`` a 0-d
+# int32 array, ``mem`` a 1-D uint8 row). The units' PyBoy-state mappings read and write it.
+MachineState = dict[str, np.ndarray]
+
+
+def put_fields(st: MachineState, values: dict[str, int]) -> None:
+    """Store each scalar of ``values`` in ``st`` as a 0-d array of that field's dtype."""
+    for name, value in values.items():
+        st[name] = np.asarray(value, dtype=st[name].dtype)
 
 
 # ---- columns of m.i32 ---------------------------------------------------------
@@ -216,7 +229,7 @@ class Machine:
     # write), FF01 SB, FF02 SC, FF05 TIMA, FF06 TMA, FF07 TAC & 7, FF0F IF & 0x1F,
     # FF40-FF4B LCD registers (FF41 = PyBoy's STAT value, FF46 = DMA source), and IE
     # at IE_OFF. Reads go through kernels/io.py (masks, syncing). Powered-on values:
-    # io.power_on_timing(m, i).
+    # each unit's <unit>_power_on(m, i), composed by kernels/reset.py.
     serial_buf: wp.array2d(dtype=wp.uint8)  # [N, serial.SERIAL_CAP] ring of SB writes
     joy_rel_mask: wp.array2d(dtype=wp.int32)  # [N, joypad.JOY_QUEUE] pending release masks
     joy_rel_wait: wp.array2d(dtype=wp.int32)  # frames until each pending release

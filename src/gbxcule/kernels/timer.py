@@ -9,13 +9,17 @@ in one jump per event (PyBoy steps cycle by cycle through reloads; the result is
 the same), and records the distance to the next TIMA overflow (or the pending
 interrupt) in ``tim_to_irq`` for the run loop's cycle target. Writes do not
 refresh that distance: PyBoy only recomputes it on a sync that advances time.
+
+``timer_power_on`` sets PyBoy's ``Timer()`` values; ``timer_from_pyboy`` /
+``timer_to_pyboy`` (host side, at the end) map PyBoy's timer block of a save state.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.ioregs import INT_TIMER, NEVER, TAC, TIMA, TMA, reg, set_reg
+from gbxcule.core.pyboy_state import TimerState
+from gbxcule.kernels.ioregs import INT_TIMER, NEVER, TAC, TIMA, TMA, host_io, reg, set_reg
 from gbxcule.kernels.state import (
     TIM_COUNTER,
     TIM_LAST,
@@ -23,6 +27,8 @@ from gbxcule.kernels.state import (
     TIM_RELOAD_LEFT,
     TIM_TO_IRQ,
     Machine,
+    MachineState,
+    put_fields,
 )
 
 wp.set_module_options({"enable_backward": False})
@@ -191,3 +197,58 @@ def timer_read_tima(m: wp.ref[Machine], i: int) -> int:
 @wp.func
 def timer_read_div(m: wp.ref[Machine], i: int) -> int:
     return m.i32[i, TIM_COUNTER] >> 8
+
+
+@wp.func
+def timer_power_on(m: wp.ref[Machine], i: int):
+    """PyBoy's ``Timer()``: counter, reload state, last sync and distance all 0.
+
+    DIV/TIMA/TMA/TAC are 0 too: the IO page is zero at power-on.
+    """
+    i32 = m.i32
+    i64 = m.i64
+    i32[i, TIM_COUNTER] = 0
+    i32[i, TIM_RELOAD] = 0
+    i32[i, TIM_RELOAD_LEFT] = 0
+    i64[i, TIM_LAST] = wp.int64(0)
+    i64[i, TIM_TO_IRQ] = wp.int64(0)
+
+
+# ---- PyBoy save state (host side) ------------------------------------------------------
+
+TIMER_UNSAVED: frozenset[str] = frozenset()  # PyBoy's Timer saves all of its state
+
+
+def timer_from_pyboy(timer: TimerState, st: MachineState) -> None:
+    """Load PyBoy's timer block into the host state ``st`` (PyBoy's ``Timer.load_state``)."""
+    io = host_io(st)
+    io[TIMA] = timer.tima
+    io[TMA] = timer.tma
+    io[TAC] = timer.tac & 7
+    put_fields(
+        st,
+        {
+            "tim_counter": timer.div_counter & 0xFFFF,
+            "tim_reload": timer.tima_reload_state,
+            "tim_reload_left": timer.tima_counter,
+            "tim_last": timer.last_cycles,
+            "tim_to_irq": timer.cycles_to_interrupt,
+        },
+    )
+
+
+def timer_to_pyboy(st: MachineState) -> TimerState:
+    """PyBoy's timer block for the host state ``st`` (DIV is the counter's high byte)."""
+    io = host_io(st)
+    counter = int(st["tim_counter"])
+    return TimerState(
+        div=counter >> 8,
+        tima=int(io[TIMA]),
+        div_counter=counter,
+        tima_counter=int(st["tim_reload_left"]),
+        tma=int(io[TMA]),
+        tac=int(io[TAC]),
+        tima_reload_state=int(st["tim_reload"]),
+        last_cycles=int(st["tim_last"]),
+        cycles_to_interrupt=int(st["tim_to_irq"]),
+    )
