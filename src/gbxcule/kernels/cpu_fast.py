@@ -277,11 +277,8 @@ def cpu_fast_mem(
             v = bus_in(m, i, regs, c0 + wp.int64(pop_at), sp, 0)
             v = v | (bus_in(m, i, regs, c0 + wp.int64(pop_at + 4), sp + 1, 0) << 8)
             regs.sp = (sp + 2) & 0xFFFF
-            if z == 1 and y == 6:  # POP AF: the low nibble of F reads as 0
-                regs.a = v >> 8
-                regs.f = v & 0xF0
-            elif z == 1 and (y & 1) == 0:
-                set_r16(regs, y >> 1, v)
+            if z == 1 and (y & 1) == 0:  # POP rr; AF is set_r16's pair 4
+                set_r16(regs, wp.where(y == 6, 4, y >> 1), v)
             else:
                 npc = v
     if cyc != 0:

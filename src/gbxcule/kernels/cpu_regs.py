@@ -117,7 +117,7 @@ def get_r8(regs: wp.ref[CpuRegs], idx: int) -> int:
 
 @wp.func
 def set_r8(regs: wp.ref[CpuRegs], idx: int, v: int):
-    """Write 8-bit register ``idx`` (6, [HL], writes nothing)."""
+    """Write 8-bit register ``idx`` (6, [HL], and -1 write nothing)."""
     if idx == 0:
         regs.b = v
     if idx == 1:
@@ -149,7 +149,8 @@ def get_r16(regs: wp.ref[CpuRegs], p: int) -> int:
 
 @wp.func
 def set_r16(regs: wp.ref[CpuRegs], p: int, v: int):
-    """Write pair ``p`` (BC, DE, HL, SP) with the 16-bit ``v``."""
+    """Write pair ``p`` (BC, DE, HL, SP; 4: AF, as POP AF does: F's low nibble reads as 0)
+    with the 16-bit ``v``; any other ``p`` writes nothing."""
     if p == 0:
         regs.b = v >> 8
         regs.c = v & 0xFF
@@ -161,6 +162,9 @@ def set_r16(regs: wp.ref[CpuRegs], p: int, v: int):
         regs.l = v & 0xFF
     if p == 3:
         regs.sp = v
+    if p == 4:
+        regs.a = v >> 8
+        regs.f = v & 0xF0
 
 
 @wp.func

@@ -102,64 +102,96 @@ def mbc1_update_banks(m: wp.ref[Machine], i: int):
 
 @wp.func
 def mbc_write(m: wp.ref[Machine], i: int, addr: int, value: int):
-    """A CPU write to 0x0000-0x7FFF: mapper registers."""
-    i32 = m.i32
+    """A CPU write to 0x0000-0x7FFF: mapper registers, by the cart's mapper."""
     kind = m.mbc_kind
     if kind == MBC_NONE:
-        if addr >= 0x2000 and addr < 0x4000:
-            v = value
-            if v == 0:
-                v = 1
-            i32[i, ROM_BANK] = v & 1
-    if kind == MBC1:
-        if addr < 0x2000:
-            i32[i, RAM_ENABLED] = wp.where((value & 0x0F) == 0x0A, 1, 0)
-        elif addr < 0x4000:
-            v = value & 0x1F
-            if v == 0:
-                v = 1
-            i32[i, MBC_REG1] = v
-        elif addr < 0x6000:
-            i32[i, MBC_REG2] = value & 0x03
+        rom_only_write(m, i, addr, value)
+    elif kind == MBC1:
+        mbc1_write(m, i, addr, value)
+    elif kind == MBC2:
+        mbc2_write(m, i, addr, value)
+    elif kind == MBC3:
+        mbc3_write(m, i, addr, value)
+    elif kind == MBC5:
+        mbc5_write(m, i, addr, value)
+
+
+@wp.func
+def rom_only_write(m: wp.ref[Machine], i: int, addr: int, value: int):
+    """No mapper: PyBoy still takes a bank number at 0x2000-0x3FFF (module doc)."""
+    if addr >= 0x2000 and addr < 0x4000:
+        v = value
+        if v == 0:
+            v = 1
+        m.i32[i, ROM_BANK] = v & 1
+
+
+@wp.func
+def mbc1_write(m: wp.ref[Machine], i: int, addr: int, value: int):
+    i32 = m.i32
+    if addr < 0x2000:
+        i32[i, RAM_ENABLED] = wp.where((value & 0x0F) == 0x0A, 1, 0)
+    elif addr < 0x4000:
+        v = value & 0x1F
+        if v == 0:
+            v = 1
+        i32[i, MBC_REG1] = v
+    elif addr < 0x6000:
+        i32[i, MBC_REG2] = value & 0x03
+    else:
+        i32[i, MBC_MODE] = value & 0x01
+    mbc1_update_banks(m, i)
+
+
+@wp.func
+def mbc2_write(m: wp.ref[Machine], i: int, addr: int, value: int):
+    """Address bit 8 picks the register: 0 RAM enable, 1 ROM bank."""
+    if addr < 0x4000:
+        v = value & 0x0F
+        if (addr & 0x100) == 0:
+            m.i32[i, RAM_ENABLED] = wp.where(v == 0x0A, 1, 0)
         else:
-            i32[i, MBC_MODE] = value & 0x01
-        mbc1_update_banks(m, i)
-    if kind == MBC2:
-        if addr < 0x4000:
-            v = value & 0x0F
-            if (addr & 0x100) == 0:
-                i32[i, RAM_ENABLED] = wp.where(v == 0x0A, 1, 0)
-            else:
-                if v == 0:
-                    v = 1
-                i32[i, ROM_BANK] = v % m.rom_banks
-    if kind == MBC3:
-        if addr < 0x2000:
-            i32[i, RAM_ENABLED] = wp.where((value & 0x0F) == 0x0A, 1, 0)
-        elif addr < 0x4000:
-            v = value
-            if m.mbc30 == 0:
-                v = value & 0x7F
             if v == 0:
                 v = 1
-            i32[i, ROM_BANK] = v % m.rom_banks
-        elif addr < 0x6000:
-            if value >= 0x08 and value <= 0x0C:
-                i32[i, RAM_BANK] = value
-            else:
-                i32[i, RAM_BANK] = value % m.ram_banks
-        elif m.has_rtc != 0:
-            rtc_tick(m, i, m.i64[i, CYCLES])
-            rtc_command(m, i, value)
-    if kind == MBC5:
-        if addr < 0x2000:
-            i32[i, RAM_ENABLED] = wp.where(value == 0x0A, 1, 0)
-        elif addr < 0x3000:
-            i32[i, ROM_BANK] = ((i32[i, ROM_BANK] & 0x100) | value) % m.rom_banks
-        elif addr < 0x4000:
-            i32[i, ROM_BANK] = (((value & 1) << 8) | (i32[i, ROM_BANK] & 0xFF)) % m.rom_banks
-        elif addr < 0x6000:
-            i32[i, RAM_BANK] = (value & 0x0F) % m.ram_banks
+            m.i32[i, ROM_BANK] = v % m.rom_banks
+
+
+@wp.func
+def mbc3_write(m: wp.ref[Machine], i: int, addr: int, value: int):
+    """0x4000-0x5FFF selects a RAM bank or a clock register; 0x6000-0x7FFF latches the
+    clock (kernels/rtc.py), brought up to the write's cycle first."""
+    i32 = m.i32
+    if addr < 0x2000:
+        i32[i, RAM_ENABLED] = wp.where((value & 0x0F) == 0x0A, 1, 0)
+    elif addr < 0x4000:
+        v = value
+        if m.mbc30 == 0:
+            v = value & 0x7F
+        if v == 0:
+            v = 1
+        i32[i, ROM_BANK] = v % m.rom_banks
+    elif addr < 0x6000:
+        if value >= 0x08 and value <= 0x0C:
+            i32[i, RAM_BANK] = value
+        else:
+            i32[i, RAM_BANK] = value % m.ram_banks
+    elif m.has_rtc != 0:
+        rtc_tick(m, i, m.i64[i, CYCLES])
+        rtc_command(m, i, value)
+
+
+@wp.func
+def mbc5_write(m: wp.ref[Machine], i: int, addr: int, value: int):
+    """A 9-bit ROM bank: low byte at 0x2000-0x2FFF, bit 8 at 0x3000-0x3FFF."""
+    i32 = m.i32
+    if addr < 0x2000:
+        i32[i, RAM_ENABLED] = wp.where(value == 0x0A, 1, 0)
+    elif addr < 0x3000:
+        i32[i, ROM_BANK] = ((i32[i, ROM_BANK] & 0x100) | value) % m.rom_banks
+    elif addr < 0x4000:
+        i32[i, ROM_BANK] = (((value & 1) << 8) | (i32[i, ROM_BANK] & 0xFF)) % m.rom_banks
+    elif addr < 0x6000:
+        i32[i, RAM_BANK] = (value & 0x0F) % m.ram_banks
 
 
 @wp.func
