@@ -12,7 +12,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import gbxcule
+
+pytestmark = pytest.mark.tooling
 
 MAX_LINES = 150
 SRC = Path(gbxcule.__file__).resolve().parent
