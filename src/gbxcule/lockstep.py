@@ -19,7 +19,13 @@ non-zero while it still diverges.
 Backends are named as in ``gbxcule.backends.registry.BACKENDS`` (add a backend
 there) or as ``module:Class`` for one that is not registered (e.g. a test's
 deliberately broken backend); either way the constructor takes
-``(rom_path, *, num_envs, frames_per_step, release_after_frames, action_codec)``.
+``(rom_path, *, num_envs, frames_per_step, release_after_frames, action_codec)``,
+plus ``boot=`` when the configuration's boot mode is not the default ``"fast"``.
+
+Stock PyBoy (``ref="pyboy-stock"``): the device under test must boot with PyBoy's own
+boot ROM (``boot="pyboy"``; ``gbxcule verify`` picks it for these references). A
+reference backend may list addresses our emulator cannot match in ``lockstep_ignore``
+(stock PyBoy with sound emulated: FF10-FF3F, its APU); they are masked like ``ignore``.
 
 The micro-ROM suite of the source checkout runs through this module too
 (``bench/roms/spec.py``: ``spec_config``, ``check_spec``).
@@ -112,8 +118,12 @@ class LockstepConfig:
     compare_frames: bool = True
     num_envs: int = 1
     allow_bad_logo: bool = False
+    boot: str = "fast"
 
     def __post_init__(self) -> None:
+        from gbxcule.asm.bootrom import check_boot
+
+        check_boot(self.boot)
         for name in ("steps", "frames_per_step", "every", "num_envs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -142,6 +152,8 @@ class LockstepConfig:
             args.append("--no-frames")
         if self.allow_bad_logo:
             args.append("--allow-bad-logo")
+        if self.boot != "fast":
+            args.append(f"--boot={self.boot}")
         return args
 
 
@@ -318,6 +330,7 @@ def run_lockstep(
         "release_after_frames": cfg.release_after_frames,
         "action_codec": cfg.codec,
         **({"allow_bad_logo": True} if cfg.allow_bad_logo else {}),
+        **({"boot": cfg.boot} if cfg.boot != "fast" else {}),
     }
     ref = make_backend_by_name(cfg.ref, rom_path, **kwargs)
     try:
@@ -325,6 +338,9 @@ def run_lockstep(
     except BaseException:
         ref.close()
         raise
+    extra_ignore = tuple(getattr(ref, "lockstep_ignore", ()))
+    if extra_ignore:
+        cfg = dataclasses.replace(cfg, ignore=cfg.ignore + extra_ignore)
     checks = 0
     try:
         ref.reset(seed)

@@ -1,6 +1,12 @@
-"""Our own 256-byte DMG boot ROM, assembled from the SM83 source below.
+"""Boot ROMs: the three ``boot=`` modes of the backends (see :data:`BOOT_MODES`).
 
-Both PyBoy (``PyBoy(..., bootrom=boot_rom_path())``) and our emulator run it
+* ``"fast"`` (the default): :data:`BOOT_ROM_SOURCE` below, our own 256-byte boot ROM.
+* ``"dmg"``: :data:`DMG_BOOT_ROM_SOURCE` (module ``gbxcule.asm.dmg_boot``), our own boot
+  ROM timed to leave a real DMG's post-boot DIV counter and LCD phase.
+* ``"pyboy"``: the DMG boot ROM of the installed PyBoy package, read at run time from
+  ``pyboy/core/bootrom_dmg.bin`` (never copied into this repository).
+
+The fast boot ROM: both PyBoy (``PyBoy(..., bootrom=boot_rom_path())``) and our emulator run it
 from power-on. It writes the documented DMG post-boot register and IO values
 (Pan Docs, "Power Up Sequence") and hands over to the cartridge at 0x0100:
 ``ld a, $01`` at 0x00FC and ``ldh [$50], a`` at 0x00FE, so the write that unmaps
@@ -88,3 +94,70 @@ def boot_rom_bytes() -> bytes:
 def boot_rom_path() -> Path:
     """A file holding :func:`boot_rom_bytes`, in a cache dir keyed by its hash (written atomically)."""
     return cached_file(boot_rom_bytes(), "gbxcule-bootrom", "dmg_boot", ".bin")
+
+
+# ---- boot modes ---------------------------------------------------------------------------
+
+BOOT_MODES = ("fast", "dmg", "pyboy")
+DEFAULT_BOOT = "fast"
+# Frames (PyBoy ``tick()``s) a boot may take before the reset gives up: the fast boot hands
+# over in frame 1, the dmg boot in frame 3, PyBoy's boot ROM (logo scroll) in frame 65.
+BOOT_MAX_FRAMES = {"fast": 4, "dmg": 8, "pyboy": 128}
+PYBOY_BOOT_ROM_NAME = "bootrom_dmg.bin"
+
+
+class BootRomError(RuntimeError):
+    """A boot ROM cannot be had (PyBoy's is missing or malformed)."""
+
+
+def check_boot(boot: str) -> str:
+    """``boot`` if it names a boot mode, else a ``ValueError`` naming the modes."""
+    if boot not in BOOT_MODES:
+        raise ValueError(f"boot must be one of {', '.join(map(repr, BOOT_MODES))}, got {boot!r}")
+    return boot
+
+
+def pyboy_boot_rom_path() -> Path:
+    """``pyboy/core/bootrom_dmg.bin`` of the installed PyBoy (located without importing it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pyboy")
+    if spec is None or not spec.submodule_search_locations:
+        raise BootRomError(
+            'boot="pyboy" runs the DMG boot ROM of the installed PyBoy package, but pyboy is '
+            "not installed"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / "core" / PYBOY_BOOT_ROM_NAME
+    if not path.is_file():
+        raise BootRomError(
+            f'boot="pyboy" needs PyBoy\'s DMG boot ROM, but {path} is missing from the installed '
+            "pyboy package"
+        )
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def pyboy_boot_rom_bytes() -> bytes:
+    """PyBoy's own DMG boot ROM, read from the installed package (256 bytes)."""
+    path = pyboy_boot_rom_path()
+    data = path.read_bytes()
+    if len(data) != BOOT_ROM_SIZE:
+        raise BootRomError(f"{path} has {len(data)} bytes; a DMG boot ROM has {BOOT_ROM_SIZE}")
+    return data
+
+
+def boot_image(boot: str) -> bytes:
+    """The 256-byte boot ROM image of boot mode ``boot``."""
+    from gbxcule.asm.dmg_boot import dmg_boot_rom_bytes
+
+    images = {"fast": boot_rom_bytes, "dmg": dmg_boot_rom_bytes, "pyboy": pyboy_boot_rom_bytes}
+    return images[check_boot(boot)]()
+
+
+def boot_file(boot: str) -> Path:
+    """A file holding :func:`boot_image` (PyBoy's own file for ``"pyboy"``), for ``PyBoy(bootrom=)``."""
+    if check_boot(boot) == "pyboy":
+        return pyboy_boot_rom_path()
+    if boot == "fast":
+        return boot_rom_path()
+    return cached_file(boot_image(boot), "gbxcule-bootrom", f"{boot}_boot", ".bin")

@@ -1,8 +1,18 @@
 """PyBoy 2.8.1 oracle backends: one PyBoy per env, in-process (and across processes in pyboy_mp).
 
-Every PyBoy is built by :func:`make_pyboy`: our boot ROM, ``window="null"``,
-``sound_emulated=False``, DMG mode, the grey palette :data:`SHADE_RGB`, and the
-ROM passed as bytes (so PyBoy never reads or writes ``.ram``/``.rtc`` files).
+Every PyBoy is built by :func:`make_pyboy`: the boot ROM of the ``boot=`` mode (default
+``"fast"``, our own; ``gbxcule.asm.bootrom``), ``window="null"``, ``sound_emulated=False``,
+DMG mode, the grey palette :data:`SHADE_RGB`, and the ROM passed as bytes (so PyBoy never
+reads or writes ``.ram``/``.rtc`` files).
+
+Stock PyBoy (``stock=True``, registered as ``pyboy-stock``): what a user gets from
+``PyBoy(rom)``: PyBoy's own DMG boot ROM (``bootrom=None``), its default palette (mapped
+to shades by :data:`STOCK_SHADE_RGB`) and ``sound_emulated=True`` (``pyboy-stock-nosound``:
+``False``). Only ``window="null"`` (no window; no emulated state) and the blank-title copy
+below differ from ``PyBoy(rom)``. With sound emulated, PyBoy's FF10-FF3F read back its APU
+registers, which our emulator (no APU: reads $00, ignores writes) cannot match; nothing
+else the CPU sees changes (history/postboot.md, "Stock PyBoy"), so such a backend lists
+FF10-FF3F in ``lockstep_ignore`` and the lockstep harness masks them.
 
 Reset. :func:`post_boot_state` runs the boot ROM once per ROM and snapshots the
 machine (``save_state``) from a hook at 0x0100, i.e. exactly when the CPU is
@@ -61,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from gbxcule.asm.bootrom import boot_rom_path
+from gbxcule.asm.bootrom import BOOT_MAX_FRAMES, boot_file, check_boot
 from gbxcule.backends.checks import (
     check_env,
     check_range,
@@ -76,9 +86,20 @@ from gbxcule.core.dmg import POST_BOOT_PC
 PYBOY_VERSION = "2.8.1"
 # Shade index -> RGB. Grey, so every channel alone identifies the shade.
 SHADE_RGB = (0xFFFFFF, 0xAAAAAA, 0x555555, 0x000000)
-_SHADE_OF_CHANNEL = np.full(256, 0xFF, dtype=np.uint8)
-for _shade, _rgb in enumerate(SHADE_RGB):
-    _SHADE_OF_CHANNEL[_rgb & 0xFF] = _shade
+# PyBoy 2.8.1's default DMG palette ("Grey"), what a stock ``PyBoy(rom)`` draws with.
+STOCK_SHADE_RGB = (0xFFFFFF, 0x999999, 0x555555, 0x000000)
+SOUND_IO_RANGE = (0xFF10, 0xFF40)  # APU registers and wave RAM: [lo, hi)
+
+
+def _shade_table(palette: tuple[int, ...]) -> np.ndarray:
+    table = np.full(256, 0xFF, dtype=np.uint8)
+    for shade, rgb in enumerate(palette):
+        table[rgb & 0xFF] = shade
+    return table
+
+
+_SHADE_OF_CHANNEL = _shade_table(SHADE_RGB)
+_STOCK_SHADE_OF_CHANNEL = _shade_table(STOCK_SHADE_RGB)
 
 _STATE_VERSION = 29  # PyBoy 2.8.1's save-state format
 _CPU_BLOCK_BYTES = 33  # header (6) + A F B C D E (6) + HL SP PC (6) + 7 flags + cycles (8)
@@ -102,8 +123,18 @@ def require_pyboy_version() -> None:
         )
 
 
-def make_pyboy(rom: bytes | str | Path, *, log_level: str = "ERROR") -> Any:
-    """A PyBoy on ``rom`` (bytes or path) at power-on, configured the one way the oracle runs.
+def make_pyboy(
+    rom: bytes | str | Path,
+    *,
+    log_level: str = "ERROR",
+    boot: str = "fast",
+    stock: bool = False,
+    sound_emulated: bool | None = None,
+) -> Any:
+    """A PyBoy on ``rom`` (bytes or path) at power-on, running boot mode ``boot``'s boot ROM.
+
+    ``stock=True``: PyBoy's own boot ROM (``boot`` must be ``"pyboy"``), default palette,
+    ``sound_emulated`` default ``True``; else :data:`SHADE_RGB` and no sound emulation.
 
     PyBoy turns on a game-wrapper plugin when the cartridge title names a game it knows
     ("TETRIS", "2048", ...); the wrapper reads game memory after every frame (a read of
@@ -120,11 +151,11 @@ def make_pyboy(rom: bytes | str | Path, *, log_level: str = "ERROR") -> Any:
     data = rom if isinstance(rom, bytes) else read_rom(rom)
     pyboy = PyBoy(
         io.BytesIO(_untitled(data)),
-        bootrom=str(boot_rom_path()),
+        bootrom=None if stock else str(boot_file(boot)),
         window="null",
-        sound_emulated=False,
+        sound_emulated=bool(sound_emulated),
         cgb=False,
-        color_palette=SHADE_RGB,
+        color_palette=STOCK_SHADE_RGB if stock else SHADE_RGB,
         log_level=log_level,
     )
     pyboy.memory[0, _TITLE_START] = data[_TITLE_START]
@@ -145,9 +176,12 @@ def _untitled(rom: bytes) -> bytes:
 
 
 @functools.lru_cache(maxsize=8)
-def post_boot_state(rom: bytes) -> bytes:
-    """PyBoy save state of ``rom`` taken when the CPU is about to fetch 0x0100 after our boot ROM."""
-    pyboy = make_pyboy(rom)
+def post_boot_state(
+    rom: bytes, boot: str = "fast", stock: bool = False, sound_emulated: bool | None = None
+) -> bytes:
+    """PyBoy save state of ``rom`` taken when the CPU is about to fetch 0x0100 after the boot ROM
+    of ``boot`` (``make_pyboy``'s arguments)."""
+    pyboy = make_pyboy(rom, boot=boot, stock=stock, sound_emulated=sound_emulated)
     captured: list[bytes] = []
 
     def capture(_context: object) -> None:
@@ -158,14 +192,16 @@ def post_boot_state(rom: bytes) -> bytes:
 
     try:
         pyboy.hook_register(0, POST_BOOT_PC, capture, None)
-        for _ in range(4):
+        for _ in range(BOOT_MAX_FRAMES[boot]):
             pyboy.tick(1, False)
             if captured:
                 break
     finally:
         pyboy.stop(save=False)
     if not captured:
-        raise RuntimeError("the boot ROM did not reach 0x0100 within 4 frames")
+        raise RuntimeError(
+            f"the {boot!r} boot ROM did not reach 0x0100 within {BOOT_MAX_FRAMES[boot]} frames"
+        )
     return captured[0]
 
 
@@ -221,14 +257,17 @@ def cpu_block(pyboy: Any) -> dict[str, int]:
     }
 
 
-def shades_from_rgba(rgba: np.ndarray) -> np.ndarray:
-    """uint8 [144,160] shade indices of a PyBoy RGBA screen drawn with :data:`SHADE_RGB`."""
+def shades_from_rgba(rgba: np.ndarray, *, stock: bool = False) -> np.ndarray:
+    """uint8 [144,160] shade indices of a PyBoy RGBA screen drawn with :data:`SHADE_RGB`
+    (``stock``: with PyBoy's default palette, :data:`STOCK_SHADE_RGB`)."""
     rgb = np.asarray(rgba)[:, :, :3]
-    shades = _SHADE_OF_CHANNEL[rgb[:, :, 0]]
+    shades = (_STOCK_SHADE_OF_CHANNEL if stock else _SHADE_OF_CHANNEL)[rgb[:, :, 0]]
     if (shades == 0xFF).any() or not (
         np.array_equal(rgb[:, :, 0], rgb[:, :, 1]) and np.array_equal(rgb[:, :, 0], rgb[:, :, 2])
     ):
-        raise RuntimeError("screen has a colour outside SHADE_RGB; was PyBoy built by make_pyboy?")
+        raise RuntimeError(
+            "screen has a colour outside the palette; was PyBoy built by make_pyboy?"
+        )
     return shades
 
 
@@ -248,8 +287,24 @@ class PyBoySingleBackend:
         render: bool = True,
         state_path: str | Path | None = None,
         allow_bad_logo: bool = False,
+        boot: str | None = None,
+        stock: bool = False,
+        sound_emulated: bool | None = None,
     ) -> None:
+        """``boot``: ``"fast"`` (default), ``"dmg"`` or ``"pyboy"`` (``gbxcule.asm.bootrom``);
+        ``stock``: an unmodified ``PyBoy(rom)`` (boot ``"pyboy"``, default palette,
+        ``sound_emulated`` default ``True``), see the module doc."""
         release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
+        self.boot = check_boot(boot or ("pyboy" if stock else "fast"))
+        self.stock = bool(stock)
+        self.sound_emulated = self.stock if sound_emulated is None else bool(sound_emulated)
+        self._pyboy_args = {
+            "boot": self.boot,
+            "stock": self.stock,
+            "sound_emulated": self.sound_emulated,
+        }
+        # Addresses our emulator cannot match against this reference (masked by the harness).
+        self.lockstep_ignore = (SOUND_IO_RANGE,) if self.sound_emulated else ()
         self.state_path = None if state_path is None else Path(state_path)
         self.codec = get_codec(action_codec)
         self.rom_path = Path(rom_path)
@@ -258,8 +313,8 @@ class PyBoySingleBackend:
         self.frames_per_step = frames_per_step
         self.release_after_frames = release_after_frames
         self.render = bool(render)
-        self._boot_state = post_boot_state(self._rom)
-        self._pyboys = [make_pyboy(self._rom) for _ in range(num_envs)]
+        self._boot_state = post_boot_state(self._rom, **self._pyboy_args)
+        self._pyboys = [make_pyboy(self._rom, **self._pyboy_args) for _ in range(num_envs)]
         self._serial = [bytearray() for _ in range(num_envs)]
         self._buttons = [self.codec.buttons(a) for a in range(self.codec.num_actions)]
         self.reset()
@@ -328,7 +383,7 @@ class PyBoySingleBackend:
         pyboy = self.pyboy(env)
         if not self.render:
             raise RuntimeError("frame_shades needs a backend built with render=True")
-        return shades_from_rgba(pyboy.screen.ndarray)
+        return shades_from_rgba(pyboy.screen.ndarray, stock=self.stock)
 
     def close(self) -> None:
         for pyboy in self._pyboys:

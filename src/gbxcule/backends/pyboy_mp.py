@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from gbxcule.asm.bootrom import check_boot
 from gbxcule.backends.checks import (
     check_env,
     check_positive_int,
@@ -24,7 +25,11 @@ from gbxcule.backends.checks import (
     check_step_config,
     read_rom,
 )
-from gbxcule.backends.pyboy_backend import PyBoySingleBackend, require_pyboy_version
+from gbxcule.backends.pyboy_backend import (
+    SOUND_IO_RANGE,
+    PyBoySingleBackend,
+    require_pyboy_version,
+)
 from gbxcule.core.actions import get_codec, validate_actions
 
 _COMMANDS = frozenset(
@@ -109,8 +114,16 @@ class PyBoyVecMpBackend:
         render: bool = True,
         num_workers: int | None = None,
         allow_bad_logo: bool = False,
+        boot: str | None = None,
+        stock: bool = False,
+        sound_emulated: bool | None = None,
     ) -> None:
+        """``boot``, ``stock``, ``sound_emulated``: as :class:`PyBoySingleBackend`'s."""
         require_pyboy_version()
+        self.boot = check_boot(boot or ("pyboy" if stock else "fast"))
+        self.stock = bool(stock)
+        self.sound_emulated = self.stock if sound_emulated is None else bool(sound_emulated)
+        self.lockstep_ignore = (SOUND_IO_RANGE,) if self.sound_emulated else ()
         release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
         self.codec = get_codec(action_codec)
         read_rom(rom_path, allow_bad_logo=allow_bad_logo)  # refuse here, not in every worker
@@ -138,6 +151,9 @@ class PyBoyVecMpBackend:
                 "action_codec": self.codec.name,
                 "render": self.render,
                 "allow_bad_logo": allow_bad_logo,
+                "boot": self.boot,
+                "stock": self.stock,
+                "sound_emulated": self.sound_emulated,
             }
             proc = ctx.Process(
                 target=_worker_main, args=(child, str(rom_path), kwargs), daemon=True

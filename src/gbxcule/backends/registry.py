@@ -15,6 +15,14 @@ from gbxcule.backends.protocol import Backend
 BACKENDS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "pyboy": ("gbxcule.backends.pyboy_backend", "PyBoySingleBackend", {}),
     "pyboy-mp": ("gbxcule.backends.pyboy_mp", "PyBoyVecMpBackend", {}),
+    # An unmodified PyBoy(rom): its boot ROM, default palette, sound emulated (FF10-FF3F
+    # masked in lockstep); -nosound: the same with sound_emulated=False (everything compared).
+    "pyboy-stock": ("gbxcule.backends.pyboy_backend", "PyBoySingleBackend", {"stock": True}),
+    "pyboy-stock-nosound": (
+        "gbxcule.backends.pyboy_backend",
+        "PyBoySingleBackend",
+        {"stock": True, "sound_emulated": False},
+    ),
     "warp-cpu": ("gbxcule.backends.warp_vec", "WarpVecCpuBackend", {}),
     "warp-cuda": ("gbxcule.backends.warp_vec", "WarpVecCudaBackend", {}),
 }
@@ -22,6 +30,13 @@ BACKENDS: dict[str, tuple[str, str, dict[str, Any]]] = {
 
 def backend_names() -> list[str]:
     return list(BACKENDS)
+
+
+def default_boot(name: str) -> str:
+    """The boot mode a device under test needs to match reference ``name``: ``"pyboy"`` for
+    the stock-PyBoy references, else ``"fast"`` (the backends' default)."""
+    fixed = BACKENDS.get(name, ("", "", {}))[2]
+    return "pyboy" if fixed.get("stock") else "fast"
 
 
 def make_backend(name: str, rom_path: str, **kwargs: Any) -> Backend:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from gbxcule.asm.bootrom import boot_rom_bytes
+from gbxcule.asm.bootrom import BOOT_MAX_FRAMES, boot_image, check_boot
 from gbxcule.backends.checks import (
     check_env,
     check_positive_int,
@@ -83,8 +83,14 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
         sym_path: str | Path | None = None,
         cpu_fast_paths: bool = True,
         allow_bad_logo: bool = False,
+        boot: str = "fast",
     ) -> None:
+        """``boot``: which boot ROM ``reset()`` runs from power-on (``gbxcule.asm.bootrom``):
+        ``"fast"`` (default; our goldens, PyBoy backend default), ``"dmg"`` (a real DMG's
+        post-boot DIV counter and LCD phase) or ``"pyboy"`` (the installed PyBoy's own boot
+        ROM: every env then equals a stock ``PyBoy(rom)`` at 0x0100)."""
         release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
+        self.boot = check_boot(boot)
         self.codec = get_codec(action_codec)
         self.rom_path = Path(rom_path)
         self._rom = read_rom(rom_path, allow_bad_logo=allow_bad_logo)
@@ -98,7 +104,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
         self.machine = allocate_machine(
             num_envs,
             rom=np.frombuffer(self._rom, dtype=np.uint8),
-            boot=np.frombuffer(boot_rom_bytes(), dtype=np.uint8),
+            boot=np.frombuffer(boot_image(self.boot), dtype=np.uint8),
             cart=self.cart,
             device=device,
             mem_layout=mem_layout,
@@ -155,13 +161,14 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
 
     # ---- protocol -------------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
-        """Power-on, then the boot ROM up to PC=0x0100, where the oracle snapshots (``seed`` unused).
+        """Power-on, then the ``boot`` mode's boot ROM up to PC=0x0100, where the oracle snapshots
+        (``seed`` unused).
 
         PyBoy is deterministic, so every env starts identical; ``seed`` is accepted for the
         protocol and ignored.
         """
         from gbxcule.kernels.reset import power_on
-        from gbxcule.kernels.step import BOOT_MAX_FRAMES, step_kernel
+        from gbxcule.kernels.step import step_kernel
 
         seed = check_seed(seed)
         for _, arr in per_env_arrays(self.machine):
@@ -170,13 +177,17 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
         self._serial_seen = np.zeros(self.num_envs, dtype=np.int64)
         self._serial = [bytearray() for _ in range(self.num_envs)]
         self._launch_all(power_on)
-        self._launch_all(step_kernel, PerEnv(self._buttons), BOOT_MAX_FRAMES, 0, 0, POST_BOOT_PC)
+        frames = BOOT_MAX_FRAMES[self.boot]
+        self._launch_all(step_kernel, PerEnv(self._buttons), frames, 0, 0, POST_BOOT_PC)
         wp.synchronize_device(self.device)
         pcs = field_view(self.machine, "pc").numpy()
         booted = (pcs == POST_BOOT_PC) & (field_view(self.machine, "boot_on").numpy() == 0)
         if not np.all(booted):
             bad = int(np.argmin(booted))
-            raise RuntimeError(f"env {bad}: the boot ROM did not reach 0x0100 (PC={pcs[bad]:#06x})")
+            raise RuntimeError(
+                f"env {bad}: the {self.boot!r} boot ROM did not reach 0x0100 within {frames} "
+                f"frames (PC={pcs[bad]:#06x})"
+            )
         self._after_reset(seed)  # post-boot state kept for load_state; state_path loaded
 
     def step(self, actions: Any) -> None:

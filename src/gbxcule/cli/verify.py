@@ -7,6 +7,7 @@ suite of the source checkout (``bench/roms``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 from gbxcule import lockstep
@@ -20,7 +21,20 @@ def configure(p: argparse.ArgumentParser) -> None:
     which.add_argument("--rom", type=Path, help="a ROM file")
     which.add_argument("--suite", nargs="+", metavar="NAME", help="micro-ROM suite entries")
     which.add_argument("--all", action="store_true", help="every micro ROM of the suite")
-    p.add_argument("--ref", default="pyboy", help="reference backend (default: pyboy)")
+    p.add_argument(
+        "--ref",
+        "--reference",
+        default="pyboy",
+        help="reference backend (default: pyboy, our oracle setup; pyboy-stock: an unmodified "
+        "PyBoy(rom) with its own boot ROM, palette and sound, FF10-FF3F not compared; "
+        "pyboy-stock-nosound: the same with sound_emulated=False, everything compared)",
+    )
+    p.add_argument(
+        "--boot",
+        choices=("fast", "dmg", "pyboy"),
+        help="boot ROM both backends run at reset (default: pyboy for the pyboy-stock "
+        "references, else fast)",
+    )
     p.add_argument("--dut", default="warp-cpu", help="backend under test (default: warp-cpu)")
     p.add_argument("--steps", type=int, help="steps to run (default: 100, or the spec's)")
     p.add_argument("--frames-per-step", type=int, help="default: 24, or the spec's")
@@ -52,6 +66,9 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gbxcule.backends.registry import default_boot
+
+    boot = args.boot or default_boot(args.ref)
     regions = lockstep.parse_ranges(args.regions) if args.regions else None
     ignore = lockstep.parse_ranges(args.ignore)
     cases = []  # (label, rom path, config, actions)
@@ -73,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
             compare_frames=not args.no_frames,
             num_envs=args.num_envs,
             allow_bad_logo=args.allow_bad_logo,
+            boot=boot,
             **({"regions": regions} if regions else {}),
         )
         acts = lockstep.make_actions(
@@ -109,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
                 num_envs=args.num_envs,
                 **overrides,
             )
+            cfg = dataclasses.replace(cfg, boot=boot)
             if args.actions:
                 acts = lockstep.make_actions(
                     args.actions, cfg.steps, cfg.num_envs, cfg.codec, args.seed
