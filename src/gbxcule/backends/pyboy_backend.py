@@ -141,9 +141,16 @@ def make_pyboy(
     STAT clears a one-shot, for one) and can print a traceback each frame. So PyBoy is
     built on a copy whose title is blank (header checksum kept valid), which leaves it the
     generic wrapper, and the real bytes are written back into ROM bank 0 before anything
-    runs: the boot ROM and the game read the cartridge as it is.
+    runs: the boot ROM and the game read the cartridge as it is. PyBoy reads the title only
+    to pick that plugin (and to name ``.ram``/``.rtc`` files, which a ROM given as bytes
+    never has), so the copy changes no emulated state, stock or not.
     """
     require_pyboy_version()
+    check_boot(boot)
+    if stock and boot != "pyboy":
+        raise ValueError(f'stock PyBoy runs its own boot ROM (boot="pyboy"), not boot={boot!r}')
+    if sound_emulated is None:
+        sound_emulated = stock
     with warnings.catch_warnings():  # pysdl2 announces its bundled SDL2 on import
         warnings.filterwarnings("ignore", message="Using SDL2 binaries", category=UserWarning)
         from pyboy import PyBoy
@@ -265,9 +272,8 @@ def shades_from_rgba(rgba: np.ndarray, *, stock: bool = False) -> np.ndarray:
     if (shades == 0xFF).any() or not (
         np.array_equal(rgb[:, :, 0], rgb[:, :, 1]) and np.array_equal(rgb[:, :, 0], rgb[:, :, 2])
     ):
-        raise RuntimeError(
-            "screen has a colour outside the palette; was PyBoy built by make_pyboy?"
-        )
+        palette = "STOCK_SHADE_RGB" if stock else "SHADE_RGB"
+        raise RuntimeError(f"screen has a colour outside {palette}; was PyBoy built by make_pyboy?")
     return shades
 
 
