@@ -1,7 +1,7 @@
 """The built wheel is the whole product: installed into a fresh venv, outside the checkout,
 its CLI runs the demo, records, reads headers and verifies.
 
-The wheel is built from this checkout and installed with no dependencies into a new
+The wheel is built from a copy of this checkout's sources and installed with no dependencies into a new
 venv; the dependencies (Warp, NumPy, Torch, PyBoy, Pillow) come from the test's own
 environment through a path file, which adds their folder but none of its own path
 files, so the checkout's editable install is not visible there. Every command runs
@@ -11,6 +11,7 @@ in a temporary folder.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -33,10 +34,16 @@ def _run(cmd: list[str], cwd: Path, timeout: float = 300) -> subprocess.Complete
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``bin/`` of a fresh venv holding only the wheel of this checkout."""
     root = tmp_path_factory.mktemp("wheel")
+    source = root / "source"  # a copy: setuptools builds in the source folder (build/, egg-info)
+    shutil.copytree(
+        REPO / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+    )
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(REPO / name, source / name)
     dist = root / "dist"
     built = _run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(dist), str(REPO)],
+         "-w", str(dist), str(source)],
         cwd=root,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr
