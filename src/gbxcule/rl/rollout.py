@@ -17,6 +17,7 @@ from a host backend (PyBoy), for comparison.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -112,7 +113,7 @@ class TaskEnv:
         self._all = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         # Device slots: reset_envs then reads no host value (one launch, no copy).
         self._slots = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
-        self.start_slot = 0
+        self.render_s = 0.0
 
     def start(self, buf: RolloutBuffer, start_states: list | None = None) -> None:
         """Boot (or restore the given start states), start every episode, render slot 0."""
@@ -134,10 +135,12 @@ class TaskEnv:
 
     def render(self, buf: RolloutBuffer, t: int) -> None:
         """One render launch: every env's current screen into step ``t``'s slot."""
+        t0 = time.perf_counter()
         if buf.obs_format == "packed2":
             self.backend.render_pixels_snapshot_packed_to_torch(buf.frames, buf.slot_offset(t))
         else:
             self.backend.render_pixels_snapshot_to_torch(buf.frames, buf.slot_offset(t))
+        self.render_s += time.perf_counter() - t0  # wall time of the launch (CPU: the render)
 
     def step(self, actions: torch.Tensor, buf: RolloutBuffer, t: int) -> torch.Tensor:
         """Step with ``actions``, record reward/done at ``t``, reset finished envs, render the
@@ -166,6 +169,7 @@ class HostTaskEnv:
         self.num_envs = backend.num_envs
         self.device = torch.device("cpu")
         self.task = TaskRuntime(spec, backend, self.device)
+        self.render_s = 0.0
 
     def start(self, buf: RolloutBuffer, start_states: list | None = None) -> None:
         self.backend.reset()
@@ -177,10 +181,12 @@ class HostTaskEnv:
         return []
 
     def render(self, buf: RolloutBuffer, t: int) -> None:
+        t0 = time.perf_counter()
         full = np.stack([self.backend.frame_shades(e) for e in range(self.num_envs)])
         shades = px.downsample(full)
         frames = px.pack_shades(shades) if buf.obs_format == "packed2" else shades
         buf.frames[buf.slot(t)].copy_(torch.from_numpy(frames))
+        self.render_s += time.perf_counter() - t0
 
     def step(self, actions: torch.Tensor, buf: RolloutBuffer, t: int) -> torch.Tensor:
         self.backend.step(actions.cpu().numpy())

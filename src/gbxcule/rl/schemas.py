@@ -53,6 +53,7 @@ class TrainConfig:
     checkpoint_every: int = 10  # keep checkpoints/update_XXXXXX.pt every K updates
     torch_threads: int = 0  # 0: leave Torch's default
     threads: int = 0  # Warp CPU worker threads; 0: one per core
+    sync_guard: bool = True  # CUDA: torch.cuda.set_sync_debug_mode("error") while enqueueing
     tag: str = "run"
     debug_nan_at_update: int = -1  # fault injection for the fail-fast tests (-1: off)
 
