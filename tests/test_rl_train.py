@@ -9,6 +9,7 @@ import torch
 
 from gbxcule.rl import async_ppo
 from gbxcule.rl.experiment import Run, append_jsonl, load_checkpoint
+from gbxcule.rl.models import sample_actions
 from gbxcule.rl.ppo import compute_gae
 from gbxcule.rl.schemas import TrainConfig
 from gbxcule.rl.train import TrainingFailed, train
@@ -120,6 +121,14 @@ def test_actor_uses_the_weights_the_learner_just_copied(tmp_path, monkeypatch):
         assert actor_next == pytest.approx(learner_after, rel=1e-12)
     for _, _, versions in seen[1:]:
         assert versions[0].item() == versions[1].item()
+
+
+def test_sampling_follows_the_softmax():
+    logits = torch.log(torch.tensor([[1.0, 3.0, 0.0 + 1e-9, 4.0]])).expand(40_000, 4)
+    gen = torch.Generator().manual_seed(0)
+    counts = torch.bincount(sample_actions(logits, gen), minlength=4).double() / 40_000
+    assert counts.tolist() == pytest.approx([0.125, 0.375, 0.0, 0.5], abs=0.01)
+    assert sample_actions(logits, deterministic=True).eq(3).all()
 
 
 def test_metrics_drop_a_torn_line_and_updates_past_the_checkpoint(tmp_path):

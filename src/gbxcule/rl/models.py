@@ -81,6 +81,6 @@ def sample_actions(
     """int64 [B]: Gumbel-max sampling (no host sync, unlike ``multinomial``), or argmax."""
     if deterministic:
         return logits.argmax(dim=-1)
-    u = torch.rand(logits.shape, device=logits.device, generator=generator)
-    gumbel = -torch.log(-torch.log(u.clamp_(1e-20, 1.0)).clamp_(min=1e-20))
+    u = torch.rand(logits.shape, device=logits.device, generator=generator).clamp_(min=1e-20)
+    gumbel = -torch.log((-torch.log(u)).clamp_(min=1e-20))
     return (logits + gumbel).argmax(dim=-1)
