@@ -24,7 +24,11 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import torch
+
     from gbxcule.rl.evaluate import evaluate
+
+    torch.set_num_threads(1)  # see TrainConfig.torch_threads
 
     returns = evaluate(
         args.run_dir,

@@ -41,6 +41,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--minibatch", type=int, default=2048, help="minibatch size (default 2048)")
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--checkpoint-every", type=int, default=10)
+    p.add_argument(
+        "--torch-threads", type=int, default=1, help="Torch threads (default 1; 0: Torch's default)"
+    )
     p.add_argument("--tag", default="run")
     p.add_argument(
         "--eval-episodes", type=int, default=16, help="episodes for the final eval (0: none)"
@@ -77,6 +80,7 @@ def _config(args: argparse.Namespace):
         minibatch_size=args.minibatch,
         ent_coef=args.ent_coef,
         checkpoint_every=args.checkpoint_every,
+        torch_threads=args.torch_threads,
         tag=args.tag,
         debug_nan_at_update=args.debug_nan_at_update,
     )

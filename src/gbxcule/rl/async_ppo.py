@@ -158,7 +158,7 @@ class Engine:
         self.learner_gen = torch.Generator(device=device)
         self.learner_gen.manual_seed(cfg.seed * 2 + 2)
         self.update = 0
-        self.host_times = {"render_s": 0.0, "obs_s": 0.0}
+        self.host_times = {"render_s": 0.0, "obs_s": 0.0, "env_s": 0.0}
         self.last_logits: torch.Tensor | None = None
         self.inject_nan_at = getattr(cfg, "debug_nan_at_update", -1)
 
@@ -187,7 +187,7 @@ class Engine:
             k: s.event()
             for k in ("actor_start", "actor_end", "learner_start", "learner_end", "done")
         }
-        self.host_times = {"render_s": 0.0, "obs_s": 0.0}
+        self.host_times = {"render_s": 0.0, "obs_s": 0.0, "env_s": 0.0}
         if hasattr(self.env, "render_s"):
             self.env.render_s = 0.0
         with s.no_host_sync(getattr(cfg, "sync_guard", True)):
@@ -259,7 +259,10 @@ class Engine:
             buf.values[t] = value
             buf.actions[t] = action
             buf.logprobs[t] = logp
+            t1 = time.perf_counter() if timed else 0.0
             self.env.step(action, buf, t)
+            if timed:
+                self.host_times["env_s"] += time.perf_counter() - t1
         buf.values[buf.T] = self.actor(buf.stacked(buf.T))[1]
         self.last_logits = logits
         buf.episode_stats.copy_(self.env.task.take_stats())
@@ -293,4 +296,5 @@ class Engine:
         if not self.streams.cuda:
             out["render_ms"] = p.host["render_s"] * 1000.0
             out["obs_ms"] = (p.host["render_s"] + p.host["obs_s"]) * 1000.0
+            out["env_ms"] = p.host["env_s"] * 1000.0  # step + task + reset + render
         return out

@@ -51,7 +51,9 @@ class TrainConfig:
     channels: tuple[int, int] = (16, 32)
     hidden: int = 256
     checkpoint_every: int = 10  # keep checkpoints/update_XXXXXX.pt every K updates
-    torch_threads: int = 0  # 0: leave Torch's default
+    torch_threads: int = 1  # Torch intra-op threads (0: Torch's default). 1 on a shared
+    # CPU: OpenMP threads that wait on a busy core cost 30x (measured: conv forward at 64
+    # envs 2.7 ms on 1 thread, 88 ms on 2 while another process held a core)
     threads: int = 0  # Warp CPU worker threads; 0: one per core
     sync_guard: bool = True  # CUDA: torch.cuda.set_sync_debug_mode("error") while enqueueing
     tag: str = "run"
