@@ -46,8 +46,11 @@ def _backend(spec: Any, cfg: Any, episodes: int, backend: str) -> Any:
     return WarpVecCpuBackend(rom, render_pixels=True, state_path=state, **common)
 
 
-def _frames(b: Any, backend: str) -> torch.Tensor:
+def _frames(b: Any, backend: str, step: int) -> torch.Tensor:
     if backend == "pyboy":
+        if step == 0:  # the screen right after a reset or a state load is undefined by the
+            # backend contract; ours shows the blank (shade 0) post-boot frame, as in training
+            return torch.zeros((b.num_envs, px.DOWN_H, px.DOWN_W), dtype=torch.uint8)
         full = np.stack([b.frame_shades(e) for e in range(b.num_envs)])
         return torch.from_numpy(px.downsample(full))
     return b.pixels_torch()
@@ -78,8 +81,9 @@ def evaluate(
         alive = torch.ones(episodes, dtype=torch.bool)
         total = torch.zeros(episodes, dtype=torch.float64)
         shots = [b.frame_shades(0)] if gif is not None else []
-        for _ in range(spec.max_steps):
-            actions = agent.act(_frames(b, backend), generator=gen, deterministic=deterministic)
+        for step in range(spec.max_steps):
+            frames = _frames(b, backend, step)
+            actions = agent.act(frames, generator=gen, deterministic=deterministic)
             b.step(actions.numpy())
             reward, terminated, truncated = task.after_step()
             total += reward.to(torch.float64) * alive

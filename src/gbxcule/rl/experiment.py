@@ -166,16 +166,21 @@ class Run:
 
     @classmethod
     def create(cls, out: str | Path, cfg: TrainConfig, rom: Path, state: str | None, spec) -> Run:
-        path = Path(out) / run_name(cfg, rom)
-        path.mkdir(parents=True, exist_ok=False)
+        final = Path(out) / run_name(cfg, rom)
+        if final.exists():
+            raise FileExistsError(f"run directory exists: {final}")
+        # Built under a hidden name and renamed whole: a reader never sees a half-made run.
+        path = final.parent / f".{final.name}.creating"
+        path.mkdir(parents=True)
         (path / "checkpoints").mkdir()
         (path / "failures").mkdir()
-        run = cls(path)
         write_json(path / "config.json", cfg.to_json())
-        write_json(path / "meta.json", build_meta(cfg, run.run_id, rom, state, spec))
+        write_json(path / "meta.json", build_meta(cfg, final.name, rom, state, spec))
         (path / "metrics.jsonl").touch()
         fsync_dir(path)
-        return run
+        os.rename(path, final)
+        fsync_dir(final.parent)
+        return cls(final)
 
     @classmethod
     def open(cls, path: str | Path) -> Run:
@@ -183,6 +188,15 @@ class Run:
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"not a run directory (no config.json): {path}")
         return cls(path)
+
+    def remove_stale_temp_files(self) -> list[Path]:
+        """Delete temp files a killed writer left (``.<name>.<random>`` of ``write_atomic``);
+        nothing ever reads them, this only keeps the folder clean. Call only when no
+        other process writes to this run."""
+        stale = [p for p in self.path.rglob(".*") if p.is_file()]
+        for p in stale:
+            p.unlink(missing_ok=True)
+        return stale
 
     def config(self) -> TrainConfig:
         return TrainConfig.from_json(read_json(self.path / "config.json"))

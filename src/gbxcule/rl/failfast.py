@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import io
+import os
 import shlex
 import sys
 import traceback
@@ -21,7 +22,7 @@ from typing import Any
 import torch
 
 from gbxcule.rl import schemas
-from gbxcule.rl.experiment import write_bytes_durable, write_json
+from gbxcule.rl.experiment import fsync_dir, write_bytes_durable, write_json
 
 
 class FailFastError(RuntimeError):
@@ -74,7 +75,8 @@ def write_failure_bundle(
 ) -> Path:
     """Write the bundle for ``exc`` and return its folder."""
     ts = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    folder = Path(run_dir) / "failures" / f"{ts}__update{update:06d}__{type(exc).__name__}"
+    final = Path(run_dir) / "failures" / f"{ts}__update{update:06d}__{type(exc).__name__}"
+    folder = final.parent / f".{final.name}.creating"  # renamed whole when complete
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     write_bytes_durable(folder / "traceback.txt", tb.encode())
     write_json(
@@ -104,4 +106,6 @@ def write_failure_bundle(
     )
     path = write_bytes_durable(folder / "repro.sh", script.encode())
     path.chmod(0o755)
-    return folder
+    os.rename(folder, final)
+    fsync_dir(final.parent)
+    return final

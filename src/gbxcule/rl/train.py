@@ -89,6 +89,7 @@ def train(
     invocation (a resumed run keeps its config otherwise)."""
     if resume is not None:
         run = Run.open(resume)
+        run.remove_stale_temp_files()  # a kill -9 mid-write leaves one; never read
         cfg = run.config()
         ckpt = load_checkpoint(run.path) if run.latest_checkpoint() else None
     else:
