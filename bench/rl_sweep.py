@@ -94,6 +94,12 @@ def _median(rows: list[dict], key: str) -> float | None:
     return statistics.median(vals) if vals else None
 
 
+def _m(rows: list[dict], key: str) -> float:
+    """:func:`_median` for arithmetic: NaN when no row has ``key``."""
+    v = _median(rows, key)
+    return float("nan") if v is None else v
+
+
 def saturation(groups: dict[tuple, list[dict]]) -> list[str]:
     """Per (obs, mode) on the Warp feeder: the smallest envs within 10 % of the best SPS,
     and how the update's time splits at the largest size (computed, not asserted)."""
@@ -107,17 +113,17 @@ def saturation(groups: dict[tuple, list[dict]]) -> list[str]:
             }
             if not by:
                 continue
-            sps = {n: _median(rs, "sps") for n, rs in by.items()}
+            sps = {n: _m(rs, "sps") for n, rs in by.items()}
             best = max(sps.values())
             knee = min(n for n, v in sps.items() if v >= 0.9 * best)
             top = by[max(by)]
-            total = _median(top, "wall_s") * 1000.0
-            parts = [f"actor {100 * _median(top, 'actor_ms') / total:.0f} %"]
+            total = _m(top, "wall_s") * 1000.0
+            parts = [f"actor {100 * _m(top, 'actor_ms') / total:.0f} %"]
             if _median(top, "env_ms") is not None:
                 parts.append(
-                    f"of which emulator step + task + reset + render {100 * _median(top, 'env_ms') / total:.0f} %"
+                    f"of which emulator step + task + reset + render {100 * _m(top, 'env_ms') / total:.0f} %"
                 )
-            parts.append(f"learner {100 * _median(top, 'learner_ms') / total:.0f} %")
+            parts.append(f"learner {100 * _m(top, 'learner_ms') / total:.0f} %")
             out.append(
                 f"- warp {fmt} {mode}: within 10 % of its best ({best:,.0f} SPS) from {knee} envs; "
                 f"at {max(by)} envs the update is {', '.join(parts)}."
@@ -144,8 +150,8 @@ def summarize(rows: list[dict], out: Path, env_info: dict) -> str:
         frac = _median(rs, "obs_fraction")
         ov = _median(rs, "overlap_efficiency")
         lines.append(
-            f"| {feeder} | {envs} | {fmt} | {mode} | {_median(rs, 'sps'):,.0f} | "
-            f"{_median(rs, 'actor_ms'):,.0f} | {_median(rs, 'learner_ms'):,.0f} | "
+            f"| {feeder} | {envs} | {fmt} | {mode} | {_m(rs, 'sps'):,.0f} | "
+            f"{_m(rs, 'actor_ms'):,.0f} | {_m(rs, 'learner_ms'):,.0f} | "
             f"{'-' if ov is None else f'{ov:.2f}'} | {'-' if frac is None else f'{100 * frac:.1f}'} |"
         )
     lines += ["", "## Ratios", ""]
@@ -154,13 +160,13 @@ def summarize(rows: list[dict], out: Path, env_info: dict) -> str:
             continue
         ours = groups.get(("warp", envs, fmt, mode))
         if ours:
-            ratio = _median(ours, "sps") / _median(rs, "sps")
+            ratio = _m(ours, "sps") / _m(rs, "sps")
             lines.append(
                 f"- {envs} envs, {fmt}, {mode}: warp-fed / PyBoy-fed SPS = **{ratio:.2f}x**"
             )
     for (feeder, envs, fmt, mode), rs in sorted(groups.items()):
         if feeder == "warp" and fmt == "packed2" and ("warp", envs, "u8", mode) in groups:
-            ratio = _median(rs, "sps") / _median(groups[("warp", envs, "u8", mode)], "sps")
+            ratio = _m(rs, "sps") / _m(groups[("warp", envs, "u8", mode)], "sps")
             lines.append(f"- {envs} envs, {mode}: packed2 / u8 SPS = {ratio:.2f}x")
     lines += ["", "## Where throughput saturates", ""] + saturation(groups)
     text = "\n".join(lines) + "\n"
@@ -213,9 +219,7 @@ def plot(rows: list[dict], out: Path) -> None:
     for mode in ("sync", "async"):
         p, u = series.get(("warp", "packed2", mode), {}), series.get(("warp", "u8", mode), {})
         xs = sorted(set(p) & set(u))
-        ax.plot(
-            xs, [_median(p[x], "sps") / _median(u[x], "sps") for x in xs], marker="o", label=mode
-        )
+        ax.plot(xs, [_m(p[x], "sps") / _m(u[x], "sps") for x in xs], marker="o", label=mode)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("envs")
@@ -226,7 +230,7 @@ def plot(rows: list[dict], out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--envs", default=None)
     p.add_argument("--steps", type=int, default=None)
@@ -286,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             r.update({"time": time.time(), **{f"machine_{k}": v for k, v in info.items()}})
         rows += got
         print(
-            f"{feeder:8s} {n:6d} {fmt:7s} {mode:5s} SPS {_median(got, 'sps'):10,.0f} "
+            f"{feeder:8s} {n:6d} {fmt:7s} {mode:5s} SPS {_m(got, 'sps'):10,.0f} "
             f"overlap {_median(got, 'overlap_efficiency') or 0:.2f}",
             flush=True,
         )

@@ -22,9 +22,11 @@ def _layer(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn
     return layer
 
 
-def unpack_packed2(obs: torch.Tensor) -> torch.Tensor:
-    """``uint8 [..., 72, 20]`` -> ``uint8 [..., 72, 80]`` shades, on the input's device."""
-    shifts = torch.tensor([0, 2, 4, 6], dtype=torch.uint8, device=obs.device)
+def unpack_packed2(obs: torch.Tensor, shifts: torch.Tensor | None = None) -> torch.Tensor:
+    """``uint8 [..., 72, 20]`` -> ``uint8 [..., 72, 80]`` shades, on the input's device.
+    ``shifts`` (uint8 ``[0, 2, 4, 6]`` on that device) avoids a host-to-device copy."""
+    if shifts is None:
+        shifts = torch.tensor([0, 2, 4, 6], dtype=torch.uint8, device=obs.device)
     quads = (obs.unsqueeze(-1) >> shifts) & 3
     return quads.reshape(*obs.shape[:-1], px.DOWN_W)
 
@@ -50,11 +52,15 @@ class ConvPolicy(nn.Module):
             _layer(nn.Linear(c2 * 7 * 8, hidden)),
             nn.ReLU(),
         )
+        # Kept on the model's device: no host copy in the hot loop (CUDA sync guard).
+        self.register_buffer(
+            "shifts", torch.tensor([0, 2, 4, 6], dtype=torch.uint8), persistent=False
+        )
         self.actor = _layer(nn.Linear(hidden, num_actions), std=0.01)
         self.critic = _layer(nn.Linear(hidden, 1), std=1.0)
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
-        shades = unpack_packed2(obs) if self.obs_format == "packed2" else obs
+        shades = unpack_packed2(obs, self.shifts) if self.obs_format == "packed2" else obs
         return self.body(shades.to(torch.float32) * (1.0 / 3.0))
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
