@@ -107,3 +107,20 @@ def test_packed_l1_distance_matches_the_core_lut():
     got = packed_l1_distance(torch.from_numpy(a), torch.from_numpy(g))
     assert got.tolist() == want.tolist()
     assert packed_l1_distance(torch.from_numpy(a), torch.from_numpy(a)).sum().item() == 0
+
+
+def test_per_env_start_states_restart_each_env_from_its_own_slot():
+    env, buf = _env(max_steps=2)
+    env.start(buf)
+    for t in range(3):  # make the envs differ, then keep two of them as start states
+        env.step(_actions(t), buf, t % T)
+    b = env.backend
+    states = [b.capture_state(0), b.capture_state(1)]
+    env.start(buf, start_states=states)
+    assert b.num_start_states == 2 and b.last_reset_slots().numpy().tolist() == [0, 1, 0]
+    frames = buf.obs[0].clone()
+    assert torch.equal(frames[0], frames[2]) and not torch.equal(frames[0], frames[1])
+    for t in range(2):
+        env.step(_actions(t), buf, t)  # truncation after 2 steps: every env restored again
+    assert torch.equal(buf.obs[2], frames)
+    env.backend.close()

@@ -125,6 +125,9 @@ class TaskEnv:
                 b.add_start_state(state)
         else:
             b.capture_start_state(0)  # the post-boot state, or the task's state file
+        # Per-env start states: env e always restarts from slot e % S (a device tensor).
+        count = b.num_start_states
+        self._slots = (torch.arange(self.num_envs, device=self.device) % count).to(torch.int32)
         b.reset_envs(self._all, slots=self._slots)
         self.task.begin()
         buf.first[: buf.slot(0) + 1] = True
