@@ -24,6 +24,8 @@ COMMANDS: dict[str, str] = {
     "demo": "gbxcule.cli.demo",
     "bench": "gbxcule.cli.bench",
     "record": "gbxcule.cli.record",
+    "train": "gbxcule.cli.train",
+    "eval": "gbxcule.cli.eval",
 }
 
 

@@ -1,0 +1,73 @@
+"""A trained policy as an agent any backend can drive.
+
+``load_policy(run_dir_or_checkpoint, device="cpu")`` returns an :class:`Agent`:
+``reset(mask=None)`` starts new episodes (all envs, or those in ``mask``) and
+``act(frames)`` takes the current step's ``uint8 [N, 72, 80]`` shades (from our
+backend's ``pixels_torch()`` or ``render_pixels_snapshot_to_torch``, or PyBoy's
+``frame_shades`` downsampled by :func:`gbxcule.core.pixels.downsample`) and returns
+int64 actions ``[N]``. The agent keeps its own frame stack, with zeros before an
+episode's first frame, exactly as the rollout buffer stacks frames in training.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from gbxcule.core import pixels as px
+from gbxcule.rl.experiment import load_checkpoint
+from gbxcule.rl.models import ConvPolicy, sample_actions
+
+
+class Agent:
+    def __init__(self, model: ConvPolicy, device: Any = "cpu") -> None:
+        self.model = model.eval()
+        self.device = torch.device(device)
+        self.stack = model.stack
+        self.obs_format = model.obs_format
+        self.history: torch.Tensor | None = None
+
+    def reset(self, mask: Any = None) -> None:
+        if self.history is None:
+            return
+        if mask is None:
+            self.history.zero_()
+        else:
+            m = torch.as_tensor(np.asarray(mask) if not isinstance(mask, torch.Tensor) else mask)
+            self.history[m.to(self.device).bool()] = 0
+
+    @torch.no_grad()
+    def act(
+        self,
+        frames: Any,
+        generator: torch.Generator | None = None,
+        deterministic: bool = False,
+    ) -> torch.Tensor:
+        f = torch.as_tensor(frames).to(self.device)
+        if f.dtype != torch.uint8 or f.ndim != 3 or tuple(f.shape[1:]) != (px.DOWN_H, px.DOWN_W):
+            raise ValueError(f"frames must be uint8 [N, 72, 80], got {f.dtype} {tuple(f.shape)}")
+        obs = px.pack_shades_torch(f) if self.obs_format == "packed2" else f
+        if self.history is None or self.history.shape[0] != obs.shape[0]:
+            self.history = torch.zeros(
+                (obs.shape[0], self.stack, *obs.shape[1:]), dtype=torch.uint8, device=self.device
+            )
+        self.history = torch.cat([self.history[:, 1:], obs.unsqueeze(1)], dim=1)
+        logits, _ = self.model(self.history)
+        return sample_actions(logits, generator, deterministic).to(torch.int64)
+
+
+def load_policy(run_dir_or_checkpoint: str | Path, device: Any = "cpu") -> Agent:
+    ckpt = load_checkpoint(run_dir_or_checkpoint, map_location=device)
+    spec = ckpt["model_spec"]
+    model = ConvPolicy(
+        spec["num_actions"],
+        spec["stack"],
+        spec["obs_format"],
+        tuple(spec["channels"]),
+        spec["hidden"],
+    )
+    model.load_state_dict(ckpt["model"])
+    return Agent(model.to(device), device)

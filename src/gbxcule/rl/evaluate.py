@@ -1,0 +1,134 @@
+"""Evaluate a trained policy over fresh episodes, on our backend or on PyBoy, and draw
+the run's learning curve.
+
+:func:`evaluate` runs ``episodes`` envs from the task's start state for one episode
+each with :func:`gbxcule.rl.agent.load_policy`'s agent (the same code for both
+backends: the agent sees ``uint8 [N, 72, 80]`` shades) and returns every episode's
+return; it can write env 0's episode as a GIF. :func:`plot_learning_curve` writes
+the mean episode return per update against env steps as a PNG (matplotlib, imported
+lazily).
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from gbxcule.core import pixels as px
+from gbxcule.core.dmg import FRAMES_PER_SECOND
+from gbxcule.files import write_atomic
+from gbxcule.rl.agent import load_policy
+from gbxcule.rl.experiment import Run
+from gbxcule.rl.tasks import TaskRuntime, get_task
+
+
+def _backend(spec: Any, cfg: Any, episodes: int, backend: str) -> Any:
+    rom = spec.rom_path(cfg.rom)
+    state = cfg.state if cfg.state is not None else spec.state
+    common = dict(
+        num_envs=episodes,
+        frames_per_step=spec.frames_per_step,
+        release_after_frames=spec.release_after_frames,
+        action_codec=spec.action_codec,
+    )
+    if backend == "pyboy":
+        from gbxcule.backends.pyboy_mp import PyBoyVecMpBackend
+
+        if state is not None:
+            raise ValueError("evaluation on PyBoy supports the post-boot start only")
+        return PyBoyVecMpBackend(rom, render=True, **common)
+    from gbxcule.backends.warp_vec import WarpVecCpuBackend
+
+    return WarpVecCpuBackend(rom, render_pixels=True, state_path=state, **common)
+
+
+def _frames(b: Any, backend: str, step: int) -> torch.Tensor:
+    if backend == "pyboy":
+        if step == 0:  # the screen right after a reset or a state load is undefined by the
+            # backend contract; ours shows the blank (shade 0) post-boot frame, as in training
+            return torch.zeros((b.num_envs, px.DOWN_H, px.DOWN_W), dtype=torch.uint8)
+        full = np.stack([b.frame_shades(e) for e in range(b.num_envs)])
+        return torch.from_numpy(px.downsample(full))
+    return b.pixels_torch()
+
+
+def evaluate(
+    run_dir: str | Path,
+    *,
+    episodes: int = 16,
+    backend: str = "warp",
+    deterministic: bool = False,
+    seed: int = 0,
+    gif: str | Path | None = None,
+) -> list[float]:
+    """Returns of ``episodes`` fresh episodes (sampled actions unless ``deterministic``)."""
+    run = Run.open(run_dir)
+    cfg = run.config()
+    spec = get_task(cfg.task)
+    agent = load_policy(run.path)
+    gen = torch.Generator().manual_seed(seed)
+    b = _backend(spec, cfg, episodes, backend)
+    try:
+        if backend != "pyboy":  # every env at the start state, its screen rendered
+            b.reset_envs(np.ones(episodes, dtype=bool), slots=b.capture_start_state(0))
+        task = TaskRuntime(spec, b, torch.device("cpu"))
+        task.begin()
+        agent.reset()
+        alive = torch.ones(episodes, dtype=torch.bool)
+        total = torch.zeros(episodes, dtype=torch.float64)
+        shots = [b.frame_shades(0)] if gif is not None else []
+        for step in range(spec.max_steps):
+            frames = _frames(b, backend, step)
+            actions = agent.act(frames, generator=gen, deterministic=deterministic)
+            b.step(actions.numpy())
+            reward, terminated, truncated = task.after_step()
+            total += reward.to(torch.float64) * alive
+            alive &= ~(terminated | truncated)
+            if gif is not None and alive[0]:
+                shots.append(b.frame_shades(0))
+            if not alive.any():
+                break
+    finally:
+        b.close()
+    if gif is not None:
+        from gbxcule.images import write_gif
+
+        frame_ms = max(20, round(1000 * spec.frames_per_step / FRAMES_PER_SECOND))
+        write_gif(shots, gif, scale=1, frame_ms=frame_ms)
+    return total.tolist()
+
+
+def plot_learning_curve(run_dir: str | Path, path: str | Path | None = None) -> Path:
+    """``learning_curve.png`` in the run (or ``path``): mean episode return vs env steps."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError(
+            "the learning-curve PNG needs matplotlib (pip install matplotlib, or the dev extra)"
+        ) from exc
+    run = Run.open(run_dir)
+    records = [r for r in run.metrics() if r.get("episode_return") is not None]
+    steps = np.array([r["env_steps"] for r in records], dtype=float)
+    ret = np.array([r["episode_return"] for r in records], dtype=float)
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
+    ax.plot(steps, ret, alpha=0.35, label="per update")
+    if len(ret) >= 5:
+        k = max(5, len(ret) // 20)
+        smooth = np.convolve(ret, np.ones(k) / k, mode="valid")
+        ax.plot(steps[k - 1 :], smooth, label=f"mean of {k}")
+    ax.set_xlabel("env steps")
+    ax.set_ylabel("episode return")
+    ax.set_title(run.run_id, fontsize=8)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    plt.close(fig)
+    return write_atomic(path or run.path / "learning_curve.png", buf.getvalue())

@@ -1,0 +1,253 @@
+"""A run directory: ``<utc-ts>__<algo>__<rom-id>__<tag>/``.
+
+* ``meta.json``: run id, schema versions, ROM/state paths and sha256, env settings,
+  algo, git commit and dirty flag, platform and versions, CUDA and GPU, world size.
+* ``config.json``: the whole :class:`~gbxcule.rl.schemas.TrainConfig`.
+* ``metrics.jsonl``: one record per update. Appended a whole line at a time, flushed
+  and fsynced; on resume :meth:`Run.trim_metrics` keeps only complete, parseable lines
+  with an update index below the checkpoint's (a torn last line or records of updates
+  the checkpoint does not hold are dropped) and rewrites the file atomically, so the
+  update index stays continuous without duplicates.
+* ``checkpoints/``: ``latest.pt`` after every update and ``update_XXXXXX.pt`` every K.
+* ``failures/``: fail-fast bundles (:mod:`gbxcule.rl.failfast`).
+
+Every other file is written atomically: temp file, fsync, rename, fsync of the folder.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import io
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from gbxcule.files import checkout_root, write_atomic
+from gbxcule.rl import schemas
+from gbxcule.rl.schemas import TrainConfig
+
+
+def fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_bytes_durable(path: str | Path, data: bytes) -> Path:
+    """:func:`gbxcule.files.write_atomic`, then fsync the folder so the rename survives."""
+    path = write_atomic(path, data)
+    fsync_dir(path.parent)
+    return path
+
+
+def write_json(path: str | Path, obj: Any) -> Path:
+    return write_bytes_durable(path, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
+
+
+def read_json(path: str | Path) -> Any:
+    return json.loads(Path(path).read_text())
+
+
+def append_jsonl(path: str | Path, record: dict[str, Any]) -> None:
+    """One whole line, flushed and fsynced (a crash can tear only this last line)."""
+    line = (json.dumps(record, sort_keys=True) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The complete records of a JSONL file (a torn last line is skipped)."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_bytes().split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def sha256_file(path: str | Path | None) -> str | None:
+    if path is None:
+        return None
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def git_info() -> dict[str, Any]:
+    root = checkout_root()
+    if root is None:
+        return {"commit": None, "dirty": None}
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, timeout=10
+        ).stdout
+        return {"commit": commit or None, "dirty": bool(status.strip())}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+
+
+def build_meta(cfg: TrainConfig, run_id: str, rom: Path, state: str | None, spec: Any) -> dict:
+    import warp as wp
+
+    cuda = torch.cuda.is_available()
+    return {
+        "schema": schemas.META_SCHEMA,
+        "run_id": run_id,
+        "schemas": {
+            "meta": schemas.META_SCHEMA,
+            "config": schemas.CONFIG_SCHEMA,
+            "metrics": schemas.METRICS_SCHEMA,
+            "checkpoint": schemas.CHECKPOINT_SCHEMA,
+            "failure": schemas.FAILURE_SCHEMA,
+        },
+        "task": cfg.task,
+        "rom": {"path": str(rom), "sha256": sha256_file(rom)},
+        "state": {"path": state, "sha256": sha256_file(state)},
+        "num_envs": cfg.num_envs,
+        "frames_per_step": spec.frames_per_step,
+        "release_after_frames": spec.release_after_frames,
+        "stack": cfg.stack,
+        "obs_format": cfg.obs_format,
+        "action_codec": spec.action_codec,
+        "algo": schemas.ALGO,
+        "algo_version": schemas.ALGO_VERSION,
+        "mode": cfg.mode,
+        "git": git_info(),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "warp": wp.config.version,
+        "cuda_available": cuda,
+        "gpu": torch.cuda.get_device_name(0) if cuda else None,
+        "device": cfg.device,
+        "world_size": 1,
+    }
+
+
+def run_name(cfg: TrainConfig, rom: Path) -> str:
+    ts = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    sha = (sha256_file(rom) or "")[:8]
+    rom_id = f"{rom.stem}-{sha}".replace("__", "_")
+    tag = cfg.tag.replace("/", "-").replace("__", "_")
+    return f"{ts}__{schemas.ALGO}__{rom_id}__{tag}"
+
+
+class Run:
+    """An open run directory."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.run_id = self.path.name
+
+    @classmethod
+    def create(cls, out: str | Path, cfg: TrainConfig, rom: Path, state: str | None, spec) -> Run:
+        final = Path(out) / run_name(cfg, rom)
+        if final.exists():
+            raise FileExistsError(f"run directory exists: {final}")
+        # Built under a hidden name and renamed whole: a reader never sees a half-made run.
+        path = final.parent / f".{final.name}.creating"
+        path.mkdir(parents=True)
+        (path / "checkpoints").mkdir()
+        (path / "failures").mkdir()
+        write_json(path / "config.json", cfg.to_json())
+        write_json(path / "meta.json", build_meta(cfg, final.name, rom, state, spec))
+        (path / "metrics.jsonl").touch()
+        fsync_dir(path)
+        os.rename(path, final)
+        fsync_dir(final.parent)
+        return cls(final)
+
+    @classmethod
+    def open(cls, path: str | Path) -> Run:
+        path = Path(path)
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(f"not a run directory (no config.json): {path}")
+        return cls(path)
+
+    def remove_stale_temp_files(self) -> list[Path]:
+        """Delete temp files a killed writer left (``.<name>.<random>`` of ``write_atomic``);
+        nothing ever reads them, this only keeps the folder clean. Call only when no
+        other process writes to this run."""
+        stale = [p for p in self.path.rglob(".*") if p.is_file()]
+        for p in stale:
+            p.unlink(missing_ok=True)
+        return stale
+
+    def config(self) -> TrainConfig:
+        return TrainConfig.from_json(read_json(self.path / "config.json"))
+
+    def meta(self) -> dict:
+        return read_json(self.path / "meta.json")
+
+    @property
+    def metrics_path(self) -> Path:
+        return self.path / "metrics.jsonl"
+
+    def append_metrics(self, record: dict[str, Any]) -> None:
+        append_jsonl(self.metrics_path, record)
+
+    def metrics(self) -> list[dict[str, Any]]:
+        return read_jsonl(self.metrics_path)
+
+    def trim_metrics(self, next_update: int) -> int:
+        """Keep the complete records of updates ``< next_update`` (rewritten atomically)."""
+        keep = [r for r in self.metrics() if r.get("update", next_update) < next_update]
+        data = b"".join((json.dumps(r, sort_keys=True) + "\n").encode() for r in keep)
+        write_bytes_durable(self.metrics_path, data)
+        return len(keep)
+
+    # ---- checkpoints ------------------------------------------------------------------
+
+    def latest_checkpoint(self) -> Path | None:
+        p = self.path / "checkpoints" / "latest.pt"
+        return p if p.is_file() else None
+
+    def save_checkpoint(self, state: dict[str, Any], every: int) -> Path:
+        state = {"schema": schemas.CHECKPOINT_SCHEMA, "run_id": self.run_id, **state}
+        buf = io.BytesIO()
+        torch.save(state, buf)
+        data = buf.getvalue()
+        folder = self.path / "checkpoints"
+        done = state["update"]  # updates completed
+        if every > 0 and done % every == 0:
+            write_bytes_durable(folder / f"update_{done:06d}.pt", data)
+        return write_bytes_durable(folder / "latest.pt", data)
+
+
+def load_checkpoint(path: str | Path, map_location: Any = "cpu") -> dict[str, Any]:
+    """A checkpoint file, or a run directory's ``checkpoints/latest.pt``."""
+    path = Path(path)
+    if path.is_dir():
+        latest = path / "checkpoints" / "latest.pt"
+        if not latest.is_file():
+            raise FileNotFoundError(f"no checkpoint in {path} (checkpoints/latest.pt missing)")
+        path = latest
+    state = torch.load(path, map_location=map_location, weights_only=False)
+    if state.get("schema") != schemas.CHECKPOINT_SCHEMA:
+        raise ValueError(f"{path}: checkpoint schema {state.get('schema')!r} is not ours")
+    return state

@@ -1,0 +1,92 @@
+"""A small conv policy/value net that takes packed2 (or u8) frame stacks.
+
+Input ``uint8 [B, K, 72, 20]`` packed2 is unpacked on the device (shifts and masks,
+no host copy) to shades ``[B, K, 72, 80]``, scaled to 0..1; ``u8`` input is used as is.
+Two strided convs, a hidden layer, a policy head and a value head (orthogonal init,
+as CleanRL's Atari agent).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from gbxcule.core import pixels as px
+
+
+def _layer(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+def unpack_packed2(obs: torch.Tensor, shifts: torch.Tensor | None = None) -> torch.Tensor:
+    """``uint8 [..., 72, 20]`` -> ``uint8 [..., 72, 80]`` shades, on the input's device.
+    ``shifts`` (uint8 ``[0, 2, 4, 6]`` on that device) avoids a host-to-device copy."""
+    if shifts is None:
+        shifts = torch.tensor([0, 2, 4, 6], dtype=torch.uint8, device=obs.device)
+    quads = (obs.unsqueeze(-1) >> shifts) & 3
+    return quads.reshape(*obs.shape[:-1], px.DOWN_W)
+
+
+class ConvPolicy(nn.Module):
+    def __init__(
+        self,
+        num_actions: int,
+        stack: int,
+        obs_format: str = "packed2",
+        channels: tuple[int, int] = (16, 32),
+        hidden: int = 256,
+    ) -> None:
+        super().__init__()
+        self.num_actions, self.stack, self.obs_format = num_actions, stack, obs_format
+        c1, c2 = channels
+        self.body = nn.Sequential(
+            _layer(nn.Conv2d(stack, c1, 8, stride=4)),  # 72x80 -> 17x19
+            nn.ReLU(),
+            _layer(nn.Conv2d(c1, c2, 4, stride=2)),  # -> 7x8
+            nn.ReLU(),
+            nn.Flatten(),
+            _layer(nn.Linear(c2 * 7 * 8, hidden)),
+            nn.ReLU(),
+        )
+        # Kept on the model's device: no host copy in the hot loop (CUDA sync guard).
+        self.register_buffer(
+            "shifts", torch.tensor([0, 2, 4, 6], dtype=torch.uint8), persistent=False
+        )
+        self.actor = _layer(nn.Linear(hidden, num_actions), std=0.01)
+        self.critic = _layer(nn.Linear(hidden, 1), std=1.0)
+
+    def features(self, obs: torch.Tensor) -> torch.Tensor:
+        shades = unpack_packed2(obs, self.shifts) if self.obs_format == "packed2" else obs
+        return self.body(shades.to(torch.float32) * (1.0 / 3.0))
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(logits [B, A], value [B])``."""
+        h = self.features(obs)
+        return self.actor(h), self.critic(h).squeeze(-1)
+
+    def spec(self) -> dict:
+        """What :func:`gbxcule.rl.agent.load_policy` needs to rebuild the net."""
+        c1 = self.body[0].out_channels
+        c2 = self.body[2].out_channels
+        return {
+            "num_actions": self.num_actions,
+            "stack": self.stack,
+            "obs_format": self.obs_format,
+            "channels": [c1, c2],
+            "hidden": self.body[5].out_features,
+        }
+
+
+def sample_actions(
+    logits: torch.Tensor, generator: torch.Generator | None = None, deterministic: bool = False
+) -> torch.Tensor:
+    """int64 [B]: Gumbel-max sampling (no host sync, unlike ``multinomial``), or argmax."""
+    if deterministic:
+        return logits.argmax(dim=-1)
+    u = torch.rand(logits.shape, device=logits.device, generator=generator).clamp_(min=1e-20)
+    gumbel = -torch.log((-torch.log(u)).clamp_(min=1e-20))
+    return (logits + gumbel).argmax(dim=-1)

@@ -1,0 +1,105 @@
+"""PPO math: GAE, the clipped surrogate, value loss, entropy, grad clipping, minibatches.
+
+Written to read like CleanRL's ``ppo_atari_envpool.py`` (names and order of the loss
+terms), over our :class:`~gbxcule.rl.rollout.RolloutBuffer`. Nothing here reads a value
+back to the host: statistics stay tensors until the engine logs them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from gbxcule.rl.rollout import RolloutBuffer
+
+STAT_NAMES = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "nonfinite")
+
+
+def compute_gae(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    dones: torch.Tensor,
+    gamma: float,
+    gae_lambda: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``rewards, dones [T, N]`` (``dones[t]``: the episode ended at step t), ``values
+    [T+1, N]`` (the last row bootstraps) -> ``(advantages, returns) [T, N]``."""
+    T = rewards.shape[0]
+    advantages = torch.zeros_like(rewards)
+    lastgaelam = torch.zeros_like(rewards[0])
+    for t in reversed(range(T)):
+        nextnonterminal = 1.0 - dones[t]
+        delta = rewards[t] + gamma * values[t + 1] * nextnonterminal - values[t]
+        lastgaelam = delta + gamma * gae_lambda * nextnonterminal * lastgaelam
+        advantages[t] = lastgaelam
+    return advantages, advantages + values[:-1]
+
+
+def ppo_update(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    buf: RolloutBuffer,
+    cfg: Any,
+    generator: torch.Generator | None = None,
+    inject_nan: bool = False,
+) -> torch.Tensor:
+    """``update_epochs`` passes of minibatch PPO over ``buf``; returns the mean of
+    :data:`STAT_NAMES` over minibatches as a float32 tensor on the buffer's device."""
+    device = buf.device
+    advantages, returns = compute_gae(buf.rewards, buf.values, buf.dones, cfg.gamma, cfg.gae_lambda)
+    b_adv, b_ret = advantages.reshape(-1), returns.reshape(-1)
+    b_logp, b_act = buf.logprobs.reshape(-1), buf.actions.reshape(-1)
+    b_val = buf.values[:-1].reshape(-1)
+    batch = b_adv.numel()
+    mb = min(cfg.minibatch_size, batch)
+    stats = torch.zeros(len(STAT_NAMES), dtype=torch.float32, device=device)
+    count = 0
+    for _epoch in range(cfg.update_epochs):
+        order = torch.randperm(batch, device=device, generator=generator)
+        for start in range(0, batch - mb + 1, mb):
+            idx = order[start : start + mb]
+            obs = buf.stacked_at(idx // buf.N, idx % buf.N)
+            logits, newvalue = model(obs)
+            logp_all = torch.log_softmax(logits, dim=-1)
+            newlogp = logp_all.gather(1, b_act[idx].unsqueeze(1)).squeeze(1)
+            entropy = -(logp_all.exp() * logp_all).sum(-1)
+            logratio = newlogp - b_logp[idx]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - logratio).mean()
+                clipfrac = ((ratio - 1.0).abs() > cfg.clip_coef).float().mean()
+            mb_adv = b_adv[idx]
+            if cfg.norm_adv:
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+            pg_loss1 = -mb_adv * ratio
+            pg_loss2 = -mb_adv * torch.clamp(ratio, 1 - cfg.clip_coef, 1 + cfg.clip_coef)
+            pg_loss = torch.max(pg_loss1, pg_loss2).mean()
+            # Clipped value loss (CleanRL's clip_vloss=True).
+            v_unclipped = (newvalue - b_ret[idx]) ** 2
+            v_clipped = b_val[idx] + torch.clamp(
+                newvalue - b_val[idx], -cfg.clip_coef, cfg.clip_coef
+            )
+            v_loss = 0.5 * torch.max(v_unclipped, (v_clipped - b_ret[idx]) ** 2).mean()
+            entropy_loss = entropy.mean()
+            loss = pg_loss - cfg.ent_coef * entropy_loss + v_loss * cfg.vf_coef
+            if inject_nan:
+                loss = loss * float("nan")
+            nonfinite = (~torch.isfinite(loss)).float() + (~torch.isfinite(logits)).any().float()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            stats += torch.stack(
+                [
+                    pg_loss.detach(),
+                    v_loss.detach(),
+                    entropy_loss.detach(),
+                    approx_kl,
+                    clipfrac,
+                    nonfinite,
+                ]
+            )
+            count += 1
+    return stats / max(count, 1)
