@@ -11,6 +11,8 @@
   :meth:`~TrainingApiMixin.restore_state` (``backends/machine_state.py``).
 * RAM on the device: :meth:`~TrainingApiMixin.wram_torch` and friends
   (``backends/ram_views.py``); symbols from a ``.sym`` file (``core/symbols.py``).
+* Swarm resets: :meth:`~TrainingApiMixin.copy_envs` copies whole env states between
+  envs in one launch (``backends/swarm.py``).
 * Locked envs: :meth:`~TrainingApiMixin.locked_torch` / :meth:`~TrainingApiMixin.locked_envs`
   report the envs an illegal opcode locked.
 * Device inputs: ``step()`` takes NumPy or Torch actions (``backends/device_inputs.py``);
@@ -80,6 +82,12 @@ class TrainingApiMixin:
             "out-of-range start-state slots",
             "those envs were not restored",
             IndexError,
+        )
+        self._copy_log = DeviceErrorLog(
+            self.device,
+            "copy_envs sources out of range or themselves copied to",
+            "those envs were not copied",
+            ValueError,
         )
         self._ram_views: RamViews | None = None
         self._symbols: SymbolTable | None = None
@@ -190,6 +198,22 @@ class TrainingApiMixin:
             on_torch=mask_torch or slots_torch,
         )
         self._slot_log.after_launch()
+        self.pixels.render_step(self.machine.frame_video, self.machine.line_latch)
+
+    def copy_envs(self, src_env_per_dst: Any, mask: Any) -> None:
+        """Swarm reset: each env in ``mask`` becomes a copy of env ``src_env_per_dst[e]``.
+
+        One launch copies every per-env field of the ``Machine`` (``backends/swarm.py``),
+        so the target continues exactly as its source would. ``mask`` as for
+        :meth:`reset_envs`; ``src_env_per_dst`` int [N] (host or device). A source must
+        not itself be in the mask (host inputs: ``ValueError``/``IndexError`` at once;
+        device inputs: that env is left alone and :meth:`check_errors` raises later).
+        """
+        from gbxcule.backends.swarm import copy_envs
+
+        self._copy_log.raise_new(wait=False)
+        copy_envs(self, src_env_per_dst, mask, self._copy_log.errors)
+        self._copy_log.after_launch()
         self.pixels.render_step(self.machine.frame_video, self.machine.line_latch)
 
     def last_reset_slots(self) -> wp.array:
@@ -364,3 +388,4 @@ class TrainingApiMixin:
         """
         self._actions.log.raise_new(wait=True)
         self._slot_log.raise_new(wait=True)
+        self._copy_log.raise_new(wait=True)

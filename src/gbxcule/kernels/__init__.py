@@ -7,6 +7,7 @@ KERNEL_MODULES = {
     "gbxcule.kernels.render": "render_shades_kernel",
     "gbxcule.kernels.reset": "",
     "gbxcule.kernels.start_states": "",
+    "gbxcule.kernels.swarm": "copy_env_states",
     "gbxcule.kernels.action_masks": "",
     "gbxcule.kernels.pyboy_load": "",
     "gbxcule.kernels.debug_access": "",

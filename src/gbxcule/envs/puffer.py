@@ -1,0 +1,180 @@
+"""A PufferLib 3.0 ``PufferEnv``: N Game Boys as N agents of one native env.
+
+PufferLib's contract (``pufferlib.PufferEnv``; ``pufferlib.vector.make(creator,
+backend=PufferEnv)`` returns such an env as the vector env itself): the env defines
+``single_observation_space`` (a Box), ``single_action_space`` (Discrete) and
+``num_agents``, gets its buffers from ``pufferlib.set_buffers`` (or from a vector
+backend's shared ``buf``: ``observations``, ``rewards`` float32, ``terminals``,
+``truncations``, ``masks``, ``actions``), fills them *in place* on ``reset`` /
+``step``, resets finished agents itself (``terminals``/``truncations`` flag the step
+that ended an episode, ``observations`` already holds the next one's first), and
+returns infos as a list of dicts.
+
+Here a :class:`~gbxcule.envs.vector.GbxVectorEnv` in ``same_step`` mode does the work;
+its results are copied into PufferLib's buffers (host NumPy arrays: on CUDA that is one
+device-to-host copy of the observations per step; PufferLib's trainer moves them back).
+``infos`` carries ``{"episode_return", "episode_length", "episodes"}`` (means over the
+episodes finished since the last report) every ``log_interval`` steps.
+
+PufferLib is optional: with it importable, :class:`GbxPufferEnv` subclasses
+``pufferlib.PufferEnv``; without it, a stand-in with the same buffer contract, so the
+adapter is tested either way (see history/ecosystem.md for installing PufferLib).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from gbxcule.envs.vector import GbxVectorEnv
+from gbxcule.rl.tasks import TaskSpec
+
+try:
+    import pufferlib
+
+    _Base: Any = pufferlib.PufferEnv
+    HAVE_PUFFERLIB = True
+except ImportError:  # the stand-in below keeps PufferLib's buffer contract
+    HAVE_PUFFERLIB = False
+
+    class _Base:  # type: ignore[no-redef]
+        def __init__(self, buf: dict | None = None) -> None:
+            n = self.num_agents
+            shape = self.single_observation_space.shape
+            if buf is None:
+                buf = {
+                    "observations": np.zeros((n, *shape), dtype=np.uint8),
+                    "rewards": np.zeros(n, dtype=np.float32),
+                    "terminals": np.zeros(n, dtype=bool),
+                    "truncations": np.zeros(n, dtype=bool),
+                    "masks": np.ones(n, dtype=bool),
+                    "actions": np.zeros(n, dtype=np.int32),
+                }
+            for key, value in buf.items():
+                setattr(self, key, value)
+            self.agent_ids = np.arange(n)
+
+        def async_reset(self, seed: int | None = None) -> None:
+            _, self.infos = self.reset(seed)
+
+        def send(self, actions: Any) -> None:
+            _, _, _, _, self.infos = self.step(actions)
+
+        def recv(self) -> tuple:
+            return (
+                self.observations,
+                self.rewards,
+                self.terminals,
+                self.truncations,
+                self.infos,
+                self.agent_ids,
+                self.masks,
+            )
+
+
+class GbxPufferEnv(_Base):
+    """``num_envs`` Game Boys as the agents of one PufferLib native env."""
+
+    def __init__(
+        self,
+        rom: str | Path | None = None,
+        num_envs: int = 64,
+        task: str | TaskSpec = "demo-coins",
+        *,
+        device: str = "cpu",
+        obs: str = "u8",
+        stack: int = 1,
+        log_interval: int = 32,
+        buf: dict | None = None,
+        seed: int | None = 0,
+        **backend_kwargs: Any,
+    ) -> None:
+        self.env = GbxVectorEnv(
+            rom,
+            num_envs,
+            task,
+            device=device,
+            obs=obs,
+            stack=stack,
+            autoreset_mode="same_step",
+            copy=False,
+            **backend_kwargs,
+        )
+        self.single_observation_space = self.env.single_observation_space
+        self.single_action_space = self.env.single_action_space
+        self.num_agents = num_envs
+        self.log_interval = log_interval
+        self._tick = 0
+        self._seed = seed
+        super().__init__(buf)
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, list[dict]]:
+        obs, _ = self.env.reset(seed=self._seed if seed is None else seed)
+        self._fill(obs)
+        self.env.task.take_stats()
+        self._tick = 0
+        return self.observations, []
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
+        acts = actions if torch.is_tensor(actions) else np.asarray(actions).astype(np.int64)
+        obs, reward, term, trunc, _ = self.env.step(acts)
+        self._fill(obs, reward, term, trunc)
+        self._tick += 1
+        infos: list[dict] = []
+        if self._tick % self.log_interval == 0:
+            count, ret, length = self.env.task.take_stats().tolist()
+            if count > 0:
+                infos.append(
+                    {
+                        "episode_return": ret / count,
+                        "episode_length": length / count,
+                        "episodes": int(count),
+                    }
+                )
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def _fill(self, obs: Any, reward: Any = None, term: Any = None, trunc: Any = None) -> None:
+        host = (lambda t: t.cpu().numpy()) if self.env.on_cuda else (lambda a: a)
+        self.observations[:] = host(obs)
+        if reward is None:
+            self.rewards[:] = 0
+            self.terminals[:] = False
+            self.truncations[:] = False
+            return
+        self.rewards[:] = host(reward)
+        self.terminals[:] = host(term)
+        self.truncations[:] = host(trunc)
+
+    def render(self) -> np.ndarray | None:
+        return self.env.render()
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def make_puffer_env(
+    rom: str | Path | None = None,
+    num_envs: int = 64,
+    task: str | TaskSpec = "demo-coins",
+    device: str = "cpu",
+    obs: str = "u8",
+    stack: int = 1,
+    buf: dict | None = None,
+    seed: int | None = 0,
+    **backend_kwargs: Any,
+) -> GbxPufferEnv:
+    """A :class:`GbxPufferEnv`; pass it as the creator to ``pufferlib.vector.make``."""
+    return GbxPufferEnv(
+        rom,
+        num_envs,
+        task,
+        device=device,
+        obs=obs,
+        stack=stack,
+        buf=buf,
+        seed=seed,
+        **backend_kwargs,
+    )

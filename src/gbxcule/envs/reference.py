@@ -1,0 +1,97 @@
+"""The reference: one PyBoy 2.8.1 as a single ``gymnasium.Env`` with the same task.
+
+``gymnasium.vector.SyncVectorEnv([lambda: PyBoyTaskEnv(...)] * N)`` is what
+:class:`gbxcule.envs.vector.GbxVectorEnv` must equal step by step (observations,
+rewards, terminations, truncations, in every autoreset mode): same ROM, start state,
+pacing, action codec and :class:`~gbxcule.rl.tasks.TaskRuntime`; observations are
+PyBoy's screen downsampled (and packed) on the host, stacked like the vector env's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from gbxcule.core import pixels as px
+from gbxcule.envs.frames import FrameStack, check_obs, rgb_grid, single_observation_space
+from gbxcule.envs.vector import resolve_task
+from gbxcule.rl.tasks import TaskRuntime, TaskSpec
+
+
+class PyBoyTaskEnv(gym.Env):
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 60}
+
+    def __init__(
+        self,
+        rom: str | Path | None = None,
+        task: str | TaskSpec = "demo-coins",
+        *,
+        obs: str = "u8",
+        stack: int = 1,
+        render_mode: str | None = "rgb_array",
+        max_steps: int | None = None,
+    ) -> None:
+        from gbxcule.backends.pyboy_backend import PyBoySingleBackend
+
+        width = check_obs(obs, stack)
+        spec, rom_path = resolve_task(task, rom)
+        if max_steps is not None:
+            spec = replace(spec, max_steps=int(max_steps))
+        self.obs_format = obs
+        self.render_mode = render_mode
+        self._spec = spec
+        self._new_backend = lambda: PyBoySingleBackend(
+            rom_path,
+            num_envs=1,
+            frames_per_step=spec.frames_per_step,
+            release_after_frames=spec.release_after_frames,
+            action_codec=spec.action_codec,
+            render=True,
+            state_path=spec.state,
+        )
+        self.backend = self._new_backend()
+        self.task = TaskRuntime(spec, self.backend, torch.device("cpu"))
+        self._stack = FrameStack(1, stack, width, torch.device("cpu"))
+        self.observation_space = single_observation_space(obs, stack)
+        self.action_space = gym.spaces.Discrete(self.backend.codec.num_actions)
+
+    def _frame(self) -> torch.Tensor:
+        shades = px.downsample(self.backend.frame_shades(0))
+        frame = px.pack_shades(shades) if self.obs_format == "packed2" else shades
+        return torch.from_numpy(frame)[None]
+
+    def _obs(self) -> np.ndarray:
+        return self._stack.observation()[0].numpy().copy()
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        # A fresh PyBoy per episode: PyBoy 2.8.1's load_state keeps its renderer's caches,
+        # so a used PyBoy reset to the post-boot snapshot draws the first frame differently
+        # from a fresh one (history/ecosystem.md); ours equals the fresh one.
+        self.backend.close()
+        self.backend = self._new_backend()
+        self.task = TaskRuntime(self._spec, self.backend, torch.device("cpu"))
+        self.task.begin()
+        self._stack.frames.zero_()  # blank: PyBoy still shows the last episode's screen
+        return self._obs(), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        self.backend.step(np.array([int(action)], dtype=np.int64))
+        reward, term, trunc = self.task.after_step()
+        self._stack.push(self._frame())
+        return self._obs(), float(reward[0]), bool(term[0]), bool(trunc[0]), {}
+
+    def render(self) -> np.ndarray | None:
+        if self.render_mode != "rgb_array":
+            return None
+        return rgb_grid(self.backend.frame_shades(0)[None])
+
+    def close(self) -> None:
+        self.backend.close()

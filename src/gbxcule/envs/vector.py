@@ -1,0 +1,335 @@
+"""A Gymnasium 1.x ``VectorEnv`` over a Warp backend and a task of ``rl/tasks.py``.
+
+Per ``step()`` (one emulator launch, one render launch, and ``reset_envs`` when an env
+finishes):
+
+An episode's first observation is blank (zeros): neither emulator has drawn a frame of
+the start state yet. Then:
+
+* ``next_step``: the envs that finished at the previous step are restored from the
+  start state after the launch (their step is discarded) and report reward 0, not
+  done, and their first observation, as Gymnasium's ``SyncVectorEnv`` does.
+* ``same_step``: finished envs are restored in the same call; ``infos["final_obs"]``
+  (with ``infos["_final_obs"]``) holds their last observation, ``infos["final_info"]``
+  their last info.
+* ``disabled``: nothing is restored; ``reset(options={"reset_mask": m})`` restores
+  the envs in ``m`` (a bool [N] array) and returns every env's observation.
+
+Rewards, terminations and truncations come from :class:`gbxcule.rl.tasks.TaskRuntime`
+(the task's RAM values on the device). On the CPU the results are NumPy arrays
+(rewards float64, as ``SyncVectorEnv``); on CUDA they are Torch tensors on the device
+(rewards float32) and no host copy is made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from gbxcule.envs.frames import (
+    FrameStack,
+    check_obs,
+    restart_stacks,
+    rgb_grid,
+    single_observation_space,
+)
+from gbxcule.rl.tasks import TaskRuntime, TaskSpec, get_task
+
+AUTORESET_MODES = {
+    "next_step": AutoresetMode.NEXT_STEP,
+    "same_step": AutoresetMode.SAME_STEP,
+    "disabled": AutoresetMode.DISABLED,
+}
+
+
+def resolve_task(task: str | TaskSpec, rom: str | Path | None) -> tuple[TaskSpec, Path]:
+    spec = get_task(task) if isinstance(task, str) else task
+    if not isinstance(spec, TaskSpec):
+        raise TypeError(f"task must be a task name or a TaskSpec, got {type(task).__name__}")
+    return spec, spec.rom_path(rom)
+
+
+def parse_autoreset_mode(mode: str | AutoresetMode) -> AutoresetMode:
+    if isinstance(mode, AutoresetMode):
+        return mode
+    if mode not in AUTORESET_MODES:
+        raise ValueError(f"autoreset_mode must be one of {tuple(AUTORESET_MODES)}, got {mode!r}")
+    return AUTORESET_MODES[mode]
+
+
+def make_backend(rom: Path, spec: TaskSpec, num_envs: int, device: str, **kwargs: Any) -> Any:
+    """The Warp backend for a task (render off: the env renders its observations itself)."""
+    from gbxcule.backends.warp_vec import WarpVecCpuBackend, WarpVecCudaBackend
+
+    common = dict(
+        num_envs=num_envs,
+        frames_per_step=spec.frames_per_step,
+        release_after_frames=spec.release_after_frames,
+        action_codec=spec.action_codec,
+        state_path=spec.state,
+    )
+    common.update(kwargs)
+    if str(device).startswith("cuda"):
+        dev = device if ":" in device else "cuda:0"
+        return WarpVecCudaBackend(rom, device=dev, **common)
+    if device != "cpu":
+        raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+    return WarpVecCpuBackend(rom, **common)
+
+
+class GbxVectorEnv(VectorEnv):
+    """``num_envs`` Game Boys as one Gymnasium vector env (see the module doc)."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 60}
+
+    def __init__(
+        self,
+        rom: str | Path | None,
+        num_envs: int,
+        task: str | TaskSpec = "demo-coins",
+        *,
+        device: str = "cpu",
+        obs: str = "u8",
+        stack: int = 1,
+        autoreset_mode: str | AutoresetMode = "next_step",
+        render_mode: str | None = "rgb_array",
+        copy: bool = True,
+        max_steps: int | None = None,
+        **backend_kwargs: Any,
+    ) -> None:
+        width = check_obs(obs, stack)
+        spec, rom_path = resolve_task(task, rom)
+        if max_steps is not None:
+            spec = replace(spec, max_steps=int(max_steps))
+        self.spec_task = spec
+        self.obs_format = obs
+        self.autoreset_mode = _mode = parse_autoreset_mode(autoreset_mode)
+        self.metadata = {**self.metadata, "autoreset_mode": _mode}
+        self.render_mode = render_mode
+        self.copy = copy
+        self.backend = make_backend(rom_path, spec, num_envs, device, **backend_kwargs)
+        self.num_envs = num_envs
+        self.device = torch.device(self.backend.pixels.torch_device)
+        self.on_cuda = self.device.type == "cuda"
+        self.task = TaskRuntime(spec, self.backend, self.device)
+        self.single_observation_space = single_observation_space(obs, stack)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.single_action_space = gym.spaces.Discrete(self.backend.codec.num_actions)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        d = self.device
+        self._frame = torch.zeros((num_envs, 72, width), dtype=torch.uint8, device=d)
+        self._stack = FrameStack(num_envs, stack, width, d)
+        self._auto = torch.zeros(num_envs, dtype=torch.bool, device=d)
+        self._all = torch.ones(num_envs, dtype=torch.bool, device=d)
+        self._slots = torch.zeros(num_envs, dtype=torch.int32, device=d)
+        self._started = False
+
+    # ---- Gymnasium API ---------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | list | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Every env to the task's start state (PyBoy is deterministic: ``seed`` only seeds
+        ``np_random``); with ``options={"reset_mask": m}`` only the envs in ``m``."""
+        if isinstance(seed, int):
+            self._np_random, self._np_random_seed = gym.utils.seeding.np_random(seed)
+        mask = None if not options or "reset_mask" not in options else options["reset_mask"]
+        if mask is None or not self._started:
+            self._start()
+        else:
+            m = self._reset_mask(mask)
+            self.backend.reset_envs(m, slots=self._slots)
+            self.task.after_reset(m)
+            restart_stacks(self._stack, m)
+            self._auto &= ~m
+        return self._out(self._stack.observation()), {}
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        b = self.backend
+        if self.autoreset_mode == AutoresetMode.DISABLED and not self.on_cuda:
+            if bool(self._auto.any()):
+                raise RuntimeError(
+                    "autoreset_mode='disabled': reset the finished envs with "
+                    "reset(options={'reset_mask': ...}) before stepping them again"
+                )
+        b.step(self._actions(actions))
+        infos: dict[str, Any] = {}
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            auto = self._auto
+            self._restore(auto)
+            reward, term, trunc = self.task.after_step()
+            reward = reward.masked_fill(auto, 0.0)
+            term, trunc = term & ~auto, trunc & ~auto
+            self.task.steps.masked_fill_(auto, 0)
+            self._render()
+            self._stack.push(self._frame)
+            restart_stacks(self._stack, auto)
+        else:
+            reward, term, trunc = self.task.after_step()
+            self._render()
+            self._stack.push(self._frame)
+            if self.autoreset_mode == AutoresetMode.SAME_STEP:
+                infos = self._same_step_reset(term | trunc)
+        self._auto = term | trunc
+        return (
+            self._out(self._stack.observation()),
+            self._scalars(reward, np.float64),
+            self._scalars(term, np.bool_),
+            self._scalars(trunc, np.bool_),
+            infos,
+        )
+
+    def render(self) -> np.ndarray | None:
+        """An RGB grid (``uint8 [H, W, 3]``) of the first 16 envs' full 144x160 screens."""
+        if self.render_mode != "rgb_array":
+            return None
+        envs = np.arange(min(16, self.num_envs))
+        return rgb_grid(
+            self.backend.pixels.render_full(
+                self.backend.machine.frame_video, self.backend.machine.line_latch, envs
+            )
+        )
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self.backend.close()
+
+    # ---- swarm resets ------------------------------------------------------------------
+
+    def copy_envs(self, src_env_per_dst: Any, mask: Any) -> None:
+        """Envs in ``mask`` become copies of ``src_env_per_dst[e]``: the machine (one
+        launch, :meth:`~gbxcule.backends.swarm.SwarmMixin.copy_envs`), the task counters
+        and the frame stack, so each continues exactly as its source would."""
+        m = self._reset_mask(mask, check_any=False)
+        src = torch.as_tensor(
+            np.asarray(src_env_per_dst)
+            if not torch.is_tensor(src_env_per_dst)
+            else src_env_per_dst,
+            device=self.device,
+        ).to(torch.int64)
+        self.backend.copy_envs(src, m)
+        t = self.task
+        for buf in (t.prev, t.steps, t.ep_return, self._auto):
+            buf.copy_(torch.where(m, buf[src], buf))
+        frames = self._stack.frames
+        frames.copy_(torch.where(m[:, None, None, None], frames[src], frames))
+
+    def swarm_reset(self, mask: Any, progress: torch.Tensor | None = None) -> None:
+        """Milestone swarm (pokemonred_puffer): the envs in ``mask`` jump to the env with the
+        highest ``progress`` (default: the task's reward value in RAM, e.g. coins
+        collected), in one launch; the best env itself is left alone."""
+        m = self._reset_mask(mask, check_any=False)
+        prog = self.task.prev if progress is None else torch.as_tensor(progress)
+        best = torch.argmax(prog.to(self.device))
+        src = best.expand(self.num_envs).contiguous()
+        self.copy_envs(src, m & (torch.arange(self.num_envs, device=self.device) != best))
+
+    # ---- internals ---------------------------------------------------------------------
+
+    def _start(self) -> None:
+        b = self.backend
+        if not self._started:
+            b.clear_start_states()
+            b.capture_start_state(0)  # the post-boot state, or the task's state file
+            self._started = True
+        b.reset_envs(self._host_or_device(self._all), slots=self._slots)
+        self.task.begin()
+        restart_stacks(self._stack, None)
+        self._auto.zero_()
+
+    def _restore(self, mask: torch.Tensor) -> None:
+        """``reset_envs`` + new task episodes for ``mask`` (skipped on the CPU when empty)."""
+        if not self.on_cuda and not bool(mask.any()):
+            return
+        self.backend.reset_envs(self._host_or_device(mask), slots=self._slots)
+        self.task.after_reset(mask)
+
+    def _same_step_reset(self, done: torch.Tensor) -> dict[str, Any]:
+        if not self.on_cuda and not bool(done.any()):
+            return {}
+        final = self._stack.observation().clone()
+        self._restore(done)
+        restart_stacks(self._stack, done)
+        if self.on_cuda:
+            return {
+                "final_obs": final,
+                "_final_obs": done.clone(),
+                "final_info": {},
+                "_final_info": done.clone(),
+            }
+        mask = done.numpy().copy()
+        objs = np.full(self.num_envs, None, dtype=object)
+        for e in np.flatnonzero(mask):
+            objs[e] = final[e].numpy()
+        return {"final_obs": objs, "_final_obs": mask, "final_info": {}, "_final_info": mask.copy()}
+
+    def _render(self) -> None:
+        if self.obs_format == "packed2":
+            self.backend.render_pixels_snapshot_packed_to_torch(self._frame, 0)
+        else:
+            self.backend.render_pixels_snapshot_to_torch(self._frame, 0)
+
+    def _host_or_device(self, mask: torch.Tensor) -> Any:
+        return mask if self.on_cuda else mask.numpy()
+
+    def _reset_mask(self, mask: Any, check_any: bool = True) -> torch.Tensor:
+        if isinstance(mask, np.ndarray) or not torch.is_tensor(mask):
+            arr = np.asarray(mask)
+            if arr.dtype != np.bool_ or arr.shape != (self.num_envs,):
+                raise ValueError(
+                    f"reset_mask must be a bool array of shape ({self.num_envs},), "
+                    f"got {arr.dtype} {arr.shape}"
+                )
+            t = torch.from_numpy(arr.copy()).to(self.device)
+        else:
+            if mask.dtype != torch.bool or tuple(mask.shape) != (self.num_envs,):
+                raise ValueError(
+                    f"reset_mask must be a bool tensor of shape ({self.num_envs},), "
+                    f"got {mask.dtype} {tuple(mask.shape)}"
+                )
+            t = mask.to(self.device)
+        if check_any and not self.on_cuda and not bool(t.any()):
+            raise ValueError("reset_mask must select at least one env")
+        return t
+
+    def _actions(self, actions: Any) -> Any:
+        if torch.is_tensor(actions):
+            return actions if actions.device == self.device else actions.to(self.device)
+        return np.asarray(actions)
+
+    def _out(self, obs: torch.Tensor) -> Any:
+        if self.on_cuda:
+            return obs.clone() if self.copy else obs
+        return obs.numpy().copy() if self.copy else obs.numpy()
+
+    def _scalars(self, t: torch.Tensor, dtype: Any) -> Any:
+        return t.clone() if self.on_cuda else t.numpy().astype(dtype)
+
+
+def make_vector_env(
+    rom: str | Path | None,
+    num_envs: int,
+    task: str | TaskSpec = "demo-coins",
+    device: str = "cpu",
+    obs: str = "u8",
+    stack: int = 1,
+    autoreset_mode: str = "next_step",
+    **backend_kwargs: Any,
+) -> GbxVectorEnv:
+    """A :class:`GbxVectorEnv` (``rom`` None: the task's ROM, e.g. the demo game)."""
+    return GbxVectorEnv(
+        rom,
+        num_envs,
+        task,
+        device=device,
+        obs=obs,
+        stack=stack,
+        autoreset_mode=autoreset_mode,
+        **backend_kwargs,
+    )
