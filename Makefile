@@ -39,8 +39,8 @@ test-gpu: roms
 	$(PYTEST) -q -m "gpu" tests
 
 lint: setup
-	$(VPY) -m ruff check src bench tools tests
-	$(VPY) -m ruff format --check src bench tools tests
+	$(VPY) -m ruff check src bench tools tests examples
+	$(VPY) -m ruff format --check src bench tools tests examples
 
 typecheck: setup
 	$(VPY) -m pyright
