@@ -439,7 +439,7 @@ def tost(a: Any, b: Any, margin: float, alpha: float = 0.05) -> dict[str, Any]:
     if len(a) < 2 or len(b) < 2:
         raise ValueError("TOST needs at least 2 values per sample")
     diff = float(a.mean() - b.mean())
-    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    va, vb = float(a.var(ddof=1)) / len(a), float(b.var(ddof=1)) / len(b)
     se = math.sqrt(va + vb)
     out: dict[str, Any] = {"diff": diff, "margin": margin, "alpha": alpha, "se": se}
     if se == 0.0:
@@ -453,5 +453,32 @@ def tost(a: Any, b: Any, margin: float, alpha: float = 0.05) -> dict[str, Any]:
         h = t_ppf(1.0 - alpha, df) * se
         out.update(df=df, p_lower=p_lower, p_upper=p_upper, ci_lo=diff - h, ci_hi=diff + h)
     out["p"] = max(out["p_lower"], out["p_upper"])
-    out["equivalent"] = out["p"] < alpha
+    out["equivalent"] = bool(out["p"] < alpha)
+    return out
+
+
+def tost_paired(a: Any, b: Any, margin: float, alpha: float = 0.05) -> dict[str, Any]:
+    """TOST on the paired differences ``a - b`` (one-sample t on the differences): the
+    test for the same seeds and episodes played on both emulators. Zero variance: exact."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    if len(d) < 2:
+        raise ValueError("TOST needs at least 2 pairs")
+    diff = float(d.mean())
+    se = float(d.std(ddof=1)) / math.sqrt(len(d))
+    out: dict[str, Any] = {"diff": diff, "margin": margin, "alpha": alpha, "se": se}
+    if se == 0.0:
+        p = 0.0 if abs(diff) < margin else 1.0
+        out.update(df=len(d) - 1, p_lower=p, p_upper=p, ci_lo=diff, ci_hi=diff)
+    else:
+        df = len(d) - 1
+        h = t_ppf(1.0 - alpha, df) * se
+        out.update(
+            df=df,
+            p_lower=1.0 - t_cdf((diff + margin) / se, df),
+            p_upper=t_cdf((diff - margin) / se, df),
+            ci_lo=diff - h,
+            ci_hi=diff + h,
+        )
+    out["p"] = max(out["p_lower"], out["p_upper"])
+    out["equivalent"] = bool(out["p"] < alpha)
     return out

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gbxcule.files import write_atomic
-from gbxcule.rl.l4 import compare_policy, mean_ci, tost
+from gbxcule.rl.l4 import compare_policy, mean_ci, tost, tost_paired
 from gbxcule.rl.schemas import TrainConfig
 
 RESULTS = "results.jsonl"
@@ -149,6 +149,7 @@ def summarize(
             "pyboy_mean_ci95": mean_ci(pyboy),
         }
         group["tost"] = tost(ours, pyboy, margin, alpha) if len(seeds) >= 2 else None
+        group["tost_paired"] = tost_paired(ours, pyboy, margin, alpha) if len(seeds) >= 2 else None
         out["groups"].append(group)
     return out
 
@@ -169,28 +170,32 @@ def summary_markdown(summary: dict[str, Any], records: list[dict[str, Any]]) -> 
         " reward, and the L3 state: registers, VRAM..IE, serial, 160x144 frame).",
         "",
         "| trained on | reference | seeds | episodes | identical | actions identical |"
-        " ours mean [95 % CI] | PyBoy mean [95 % CI] | diff [90 % CI] | TOST p |"
-        " equivalent (±margin) |",
-        "|---|---|---:|---:|---:|---:|---|---|---|---:|---|",
+        " ours mean [95 % CI] | PyBoy mean [95 % CI] | diff [90 % Welch CI] | Welch TOST p |"
+        " equivalent (Welch) | paired TOST p | equivalent (paired) |",
+        "|---|---|---:|---:|---:|---:|---|---|---|---:|---|---:|---|",
     ]
     for g in summary["groups"]:
-        t = g["tost"] or {}
+        t, tp = g["tost"] or {}, g["tost_paired"] or {}
         diff = f"{t['diff']:.3f} [{t['ci_lo']:.3f}, {t['ci_hi']:.3f}]" if t else "-"
         lines.append(
             f"| {g['trained_on']} | {g['reference']} | {len(g['seeds'])} | {g['episodes']} | "
             f"{g['identical']} | {g['actions_identical']} | {_fmt_ci(g['ours_mean_ci95'])} | "
             f"{_fmt_ci(g['pyboy_mean_ci95'])} | {diff} | "
-            f"{t.get('p', math.nan):.3g} | {t.get('equivalent', '-')} (±{margin}) |"
+            f"{t.get('p', math.nan):.3g} | {t.get('equivalent', '-')} | "
+            f"{tp.get('p', math.nan):.3g} | {tp.get('equivalent', '-')} |"
         )
     total = sum(g["episodes"] for g in summary["groups"])
     same = sum(g["identical"] for g in summary["groups"])
     lines += [
         "",
         f"**{same} of {total} episodes identical.** TOST: two one-sided Welch t-tests on the"
-        f" per-seed mean returns (ours vs PyBoy), margin ±{margin} coins, alpha {alpha};"
-        " equivalent when both p < alpha (the 90 % CI of the difference lies inside the"
-        " margin). With every trajectory identical the difference is exactly 0 by"
-        " construction; the test is what a user comparing noisy runs would report.",
+        f" per-seed mean returns (ours vs PyBoy, as two independent samples), margin"
+        f" ±{margin} coins (return units), alpha {alpha}; equivalent when both p < alpha (the"
+        " 90 % CI of the difference lies inside the margin). Welch ignores that both sides"
+        " played the same seeds and episodes, so the spread of returns across seeds alone"
+        " can keep it from concluding equivalence even with identical trajectories; the"
+        " paired TOST (one-sample t on the per-seed differences; exact when they are all"
+        " equal) uses the pairing.",
         "",
     ]
     div = [d for g in summary["groups"] for d in g["divergent"]]
@@ -204,19 +209,25 @@ def summary_markdown(summary: dict[str, Any], records: list[dict[str, Any]]) -> 
     else:
         lines.append("No divergence: no repro bundle was written.")
     if records:
-        r0 = records[0]
-        train_s = {(r["trained_on"], r["train_seed"]): r["train_s"] for r in records}
-        lines += [
-            "",
-            f"Training: {r0['train_steps']:,} env steps per run (16 envs x 64 steps per"
-            f" update); wall time per run: "
-            + ", ".join(
-                f"{d} median {statistics.median(v for (dd, _), v in train_s.items() if dd == d):.0f} s"
-                for d in sorted({k[0] for k in train_s})
-            )
-            + f". Evaluation device: {r0['eval_device']}. Plot: `returns_per_seed.png`.",
-        ]
+        lines += ["", _training_line(records)]
     return "\n".join(lines) + "\n"
+
+
+def _training_line(records: list[dict[str, Any]]) -> str:
+    runs = {(r["trained_on"], r["train_seed"]): r for r in records}
+    parts = []
+    for d in sorted({k[0] for k in runs}):
+        mine = [r for (dd, _), r in runs.items() if dd == d]
+        steps = sorted({r["train_steps"] for r in mine})
+        wall = statistics.median(r["train_s"] for r in mine)
+        parts.append(
+            f"{d}: {'/'.join(f'{x:,}' for x in steps)} env steps per run, median {wall:.0f} s"
+        )
+    return (
+        "Training (16 envs x 64 steps per update, 2 epochs, minibatch 256, lr 3e-4): "
+        + "; ".join(parts)
+        + f". Evaluation device: {records[0]['eval_device']}. Plot: `returns_per_seed.png`."
+    )
 
 
 def plot_returns(summary: dict[str, Any], path: str | Path) -> Path:
