@@ -37,7 +37,7 @@ def test_module_help_lists_every_command():
     ).stdout
     for name in ("verify", "info", "demo", "bench", "record"):
         assert name in out
-    assert set(COMMANDS) == {"verify", "info", "demo", "bench", "record", "train", "eval"}
+    assert set(COMMANDS) == {"verify", "info", "demo", "bench", "record", "train", "eval", "l4"}
 
 
 # ---------------------------------------------------------------- info

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "record": "gbxcule.cli.record",
     "train": "gbxcule.cli.train",
     "eval": "gbxcule.cli.eval",
+    "l4": "gbxcule.cli.l4",
 }
 
 

@@ -16,6 +16,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--state", default=None, help="start state file (default: the task's)")
     p.add_argument("--envs", type=int, default=64, help="parallel envs (default 64)")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default cpu)")
+    p.add_argument(
+        "--backend",
+        choices=("warp", "pyboy-mp"),
+        default="warp",
+        help="emulator to train on: warp (ours, default) or pyboy-mp (PyBoy 2.8.1 processes)",
+    )
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--total-steps", type=int, default=None, help="env steps to train for")
     budget.add_argument("--minutes", type=float, default=None, help="wall minutes to train for")
@@ -68,6 +74,7 @@ def _config(args: argparse.Namespace):
         state=args.state,
         num_envs=args.envs,
         device=args.device,
+        env_backend=args.backend,
         mode=args.mode or ("async" if cuda else "sync"),
         obs_format=args.obs_format,
         stack=args.stack,

@@ -204,7 +204,9 @@ class HostTaskEnv:
 
 
 def make_env(spec: TaskSpec, cfg: Any, backend: str = "warp") -> TaskEnv | HostTaskEnv:
-    """The env for a config: ``backend`` "warp" (CPU or CUDA by ``cfg.device``) or "pyboy"."""
+    """The env for a config: ``backend`` "warp" (CPU or CUDA by ``cfg.device``) or "pyboy"
+    (also spelled "pyboy-mp", ``TrainConfig.env_backend``: :class:`HostTaskEnv` over
+    ``PyBoyVecMpBackend``)."""
     rom = spec.rom_path(cfg.rom)
     state = cfg.state if cfg.state is not None else spec.state
     common = dict(
@@ -213,7 +215,7 @@ def make_env(spec: TaskSpec, cfg: Any, backend: str = "warp") -> TaskEnv | HostT
         release_after_frames=spec.release_after_frames,
         action_codec=spec.action_codec,
     )
-    if backend == "pyboy":
+    if backend in ("pyboy", "pyboy-mp"):
         from gbxcule.backends.pyboy_mp import PyBoyVecMpBackend
 
         if state is not None:

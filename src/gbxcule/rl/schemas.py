@@ -19,6 +19,7 @@ ALGO = "ppo"
 ALGO_VERSION = "1"
 OBS_FORMATS = ("packed2", "u8")
 MODES = ("sync", "async")
+ENV_BACKENDS = ("warp", "pyboy-mp")
 
 
 @dataclass
@@ -30,6 +31,7 @@ class TrainConfig:
     state: str | None = None  # None: the task's start state (post-boot when it has none)
     num_envs: int = 64
     device: str = "cpu"
+    env_backend: str = "warp"  # warp (CPU/CUDA by device) or pyboy-mp (PyBoyVecMpBackend, CPU)
     mode: str = "sync"  # sync: learn on the rollout just collected; async: on the previous one
     obs_format: str = "packed2"
     stack: int = 2  # frames per observation (the agent keeps its own stack)
@@ -83,6 +85,10 @@ class TrainConfig:
         """Refuse settings that cannot run; returns self."""
         if self.obs_format not in OBS_FORMATS:
             raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {self.obs_format!r}")
+        if self.env_backend not in ENV_BACKENDS:
+            raise ValueError(f"env_backend must be one of {ENV_BACKENDS}, got {self.env_backend!r}")
+        if self.env_backend == "pyboy-mp" and self.device != "cpu":
+            raise ValueError("env_backend pyboy-mp runs on the CPU (device cpu)")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         for name in ("num_envs", "stack", "num_steps", "update_epochs", "minibatch_size"):

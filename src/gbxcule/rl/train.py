@@ -107,7 +107,7 @@ def train(
         torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
     device = torch.device(cfg.device if cfg.device != "cuda" else "cuda:0")
-    env = make_env(spec, cfg)
+    env = make_env(spec, cfg, cfg.env_backend)
     model = build_model(cfg, get_codec(spec.action_codec).num_actions).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
     engine = Engine(cfg, env, model, optimizer, device)
