@@ -1,8 +1,14 @@
-"""``gbxcule train``: PPO on a task, into a run directory (see ``gbxcule.rl``)."""
+"""``gbxcule train``: PPO on a task, into a run directory (see ``gbxcule.rl``).
+
+Runs as one process, or under ``torchrun --nproc-per-node P [--nnodes M ...] -m gbxcule
+train ...`` as P*M ranks (``--envs`` per rank; see ``gbxcule.rl.distributed``): rank 0
+writes the run directory and prints; ``--resume`` needs the same world size.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from gbxcule.cli.command import EXIT_FAILED, EXIT_OK, UsageError
@@ -14,7 +20,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", default="demo-coins", help="task name (default demo-coins)")
     p.add_argument("--rom", default=None, help="ROM file (default: the task's)")
     p.add_argument("--state", default=None, help="start state file (default: the task's)")
-    p.add_argument("--envs", type=int, default=64, help="parallel envs (default 64)")
+    p.add_argument("--envs", type=int, default=64, help="parallel envs per rank (default 64)")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default cpu)")
     p.add_argument(
         "--backend",
@@ -49,6 +55,15 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint-every", type=int, default=10)
     p.add_argument(
         "--torch-threads", type=int, default=1, help="Torch threads (default 1; 0: Torch's default)"
+    )
+    p.add_argument(
+        "--threads", type=int, default=0, help="Warp CPU worker threads (default 0: one per core)"
+    )
+    p.add_argument(
+        "--dist-timeout",
+        type=float,
+        default=300.0,
+        help="torchrun: seconds a collective waits for a dead or stuck rank (default 300)",
     )
     p.add_argument("--tag", default="run")
     p.add_argument(
@@ -88,6 +103,8 @@ def _config(args: argparse.Namespace):
         ent_coef=args.ent_coef,
         checkpoint_every=args.checkpoint_every,
         torch_threads=args.torch_threads,
+        dist_timeout_s=args.dist_timeout,
+        threads=args.threads,
         tag=args.tag,
         debug_nan_at_update=args.debug_nan_at_update,
     )
@@ -103,9 +120,13 @@ def run(args: argparse.Namespace) -> int:
             run_ = train(_config(args), out=args.out, on_update=print_progress)
     except TrainingFailed as exc:
         sys.stderr.write("\n")
-        print(f"gbxcule train: {exc.cause.__class__.__name__}: {exc.cause}", file=sys.stderr)
-        print(f"gbxcule train: failure bundle: {exc.bundle}", file=sys.stderr)
+        who = f"rank {os.environ['RANK']}: " if "RANK" in os.environ else ""
+        print(f"gbxcule train: {who}{exc.cause.__class__.__name__}: {exc.cause}", file=sys.stderr)
+        bundle = exc.bundle if exc.bundle is not None else "written by another rank"
+        print(f"gbxcule train: {who}failure bundle: {bundle}", file=sys.stderr)
         return EXIT_FAILED
+    if os.environ.get("RANK", "0") != "0":  # torchrun: rank 0 reports
+        return EXIT_OK
     sys.stderr.write("\n")
     print(f"run: {run_.path}")
     if not args.no_report:

@@ -137,10 +137,13 @@ class Engine:
         model: torch.nn.Module,
         optimizer: torch.optim.Optimizer,
         device: torch.device,
+        dist: Any = None,
     ) -> None:
         if cfg.num_steps < cfg.stack:
             raise ValueError(f"num_steps ({cfg.num_steps}) must be >= stack ({cfg.stack})")
         self.cfg, self.env, self.device = cfg, env, device
+        # Several ranks (gbxcule.rl.distributed): global action noise, sharded PPO.
+        self.dist = dist if dist is not None and dist.sharded else None
         self.learner, self.optimizer = model, optimizer
         self.actor = copy.deepcopy(model).requires_grad_(False)
         self.streams = Streams(device)
@@ -218,6 +221,7 @@ class Engine:
                         cfg,
                         self.learner_gen,
                         inject_nan=(u == self.inject_nan_at),
+                        dist=self.dist,
                     )
                     read_versions = torch.stack([v0, self.versions[train].clone()])
                     self.buffer_free[train] = s.event()
@@ -254,7 +258,7 @@ class Engine:
             if timed:
                 self.host_times["obs_s"] += time.perf_counter() - t0
             logits, value = self.actor(obs)
-            action = sample_actions(logits, self.actor_gen)
+            action = self._sample(logits)
             logp = torch.log_softmax(logits, dim=-1).gather(1, action.unsqueeze(1)).squeeze(1)
             buf.values[t] = value
             buf.actions[t] = action
@@ -266,6 +270,17 @@ class Engine:
         buf.values[buf.T] = self.actor(buf.stacked(buf.T))[1]
         self.last_logits = logits
         buf.episode_stats.copy_(self.env.task.take_stats())
+
+    def _sample(self, logits: torch.Tensor) -> torch.Tensor:
+        """One process: Gumbel-max over this rank's envs. Several ranks: the noise is drawn
+        for every global env (the same generator state on every rank) and this rank takes
+        its rows, so global env ``g`` gets the same action noise at any world size."""
+        if self.dist is None:
+            return sample_actions(logits, self.actor_gen)
+        lo, n = self.dist.env_lo, logits.shape[0]
+        full = logits.new_zeros((self.dist.num_envs_global, logits.shape[1]))
+        full[lo : lo + n] = logits
+        return sample_actions(full, self.actor_gen)[lo : lo + n]
 
     # ---- host side ------------------------------------------------------------------
 
@@ -287,9 +302,13 @@ class Engine:
             "total_ms": t_total,
             "overlap_efficiency": (t_actor + t_learner) / t_total if t_total > 0 else None,
         }
-        if p.stats is not None:
-            out.update(dict(zip(STAT_NAMES, p.stats.tolist())))
-        n_ep, ret_sum, len_sum = p.episode_stats.tolist()
+        stats, episode_stats = p.stats, p.episode_stats
+        if self.dist is not None:  # the ranks' shares and episode sums, summed (gloo, CPU)
+            stats = None if stats is None else self.dist.sum_(stats.to("cpu", torch.float64))
+            episode_stats = self.dist.sum_(episode_stats.to("cpu", torch.float64).clone())
+        if stats is not None:
+            out.update(dict(zip(STAT_NAMES, stats.tolist())))
+        n_ep, ret_sum, len_sum = episode_stats.tolist()
         out["episodes"] = int(n_ep)
         out["episode_return"] = ret_sum / n_ep if n_ep else None
         out["episode_length"] = len_sum / n_ep if n_ep else None

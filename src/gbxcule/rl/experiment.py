@@ -145,7 +145,7 @@ def build_meta(cfg: TrainConfig, run_id: str, rom: Path, state: str | None, spec
         "cuda_available": cuda,
         "gpu": torch.cuda.get_device_name(0) if cuda else None,
         "device": cfg.device,
-        "world_size": 1,
+        "world_size": cfg.world_size,
     }
 
 
@@ -165,7 +165,15 @@ class Run:
         self.run_id = self.path.name
 
     @classmethod
-    def create(cls, out: str | Path, cfg: TrainConfig, rom: Path, state: str | None, spec) -> Run:
+    def create(
+        cls,
+        out: str | Path,
+        cfg: TrainConfig,
+        rom: Path,
+        state: str | None,
+        spec,
+        meta_extra: dict[str, Any] | None = None,
+    ) -> Run:
         final = Path(out) / run_name(cfg, rom)
         if final.exists():
             raise FileExistsError(f"run directory exists: {final}")
@@ -175,7 +183,9 @@ class Run:
         (path / "checkpoints").mkdir()
         (path / "failures").mkdir()
         write_json(path / "config.json", cfg.to_json())
-        write_json(path / "meta.json", build_meta(cfg, final.name, rom, state, spec))
+        meta = build_meta(cfg, final.name, rom, state, spec)
+        meta.update(meta_extra or {})  # distributed: world size, the ranks' devices and envs
+        write_json(path / "meta.json", meta)
         (path / "metrics.jsonl").touch()
         fsync_dir(path)
         os.rename(path, final)

@@ -72,8 +72,10 @@ def write_failure_bundle(
     config: dict[str, Any],
     tensors: dict[str, Any] | None = None,
     argv: list[str] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Path:
-    """Write the bundle for ``exc`` and return its folder."""
+    """Write the bundle for ``exc`` and return its folder (``extra``: more ``error.json``
+    fields, e.g. the rank that wrote it and the ranks that died)."""
     ts = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     final = Path(run_dir) / "failures" / f"{ts}__update{update:06d}__{type(exc).__name__}"
     folder = final.parent / f".{final.name}.creating"  # renamed whole when complete
@@ -87,6 +89,7 @@ def write_failure_bundle(
             "message": str(exc),
             "update": update,
             "run_dir": str(run_dir),
+            **(extra or {}),
         },
     )
     write_json(folder / "config.json", config)

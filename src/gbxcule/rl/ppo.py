@@ -44,15 +44,44 @@ def ppo_update(
     cfg: Any,
     generator: torch.Generator | None = None,
     inject_nan: bool = False,
+    dist: Any = None,
 ) -> torch.Tensor:
     """``update_epochs`` passes of minibatch PPO over ``buf``; returns the mean of
-    :data:`STAT_NAMES` over minibatches as a float32 tensor on the buffer's device."""
+    :data:`STAT_NAMES` over minibatches as a float32 tensor on the buffer's device.
+
+    With ``dist`` (a :class:`gbxcule.rl.distributed.DistContext` of several ranks) the
+    batch is the global one (every rank's envs, rank-major): the permutation is drawn
+    over it with the same generator on every rank, advantages are all-gathered so each
+    minibatch is normalised over the global minibatch, each rank computes its envs'
+    share of every mean (``sum / minibatch``), and the gradients are summed over the
+    ranks before clipping: the gradient of the one-process loss. The returned stats are
+    this rank's shares (the engine sums them over the ranks)."""
+    if dist is not None and dist.sharded:
+        with dist.allow_host_sync():
+            return _ppo_update(model, optimizer, buf, cfg, generator, inject_nan, dist)
+    return _ppo_update(model, optimizer, buf, cfg, generator, inject_nan, None)
+
+
+def _ppo_update(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    buf: RolloutBuffer,
+    cfg: Any,
+    generator: torch.Generator | None,
+    inject_nan: bool,
+    dist: Any,
+) -> torch.Tensor:
     device = buf.device
     advantages, returns = compute_gae(buf.rewards, buf.values, buf.dones, cfg.gamma, cfg.gae_lambda)
     b_adv, b_ret = advantages.reshape(-1), returns.reshape(-1)
     b_logp, b_act = buf.logprobs.reshape(-1), buf.actions.reshape(-1)
     b_val = buf.values[:-1].reshape(-1)
-    batch = b_adv.numel()
+    n_all, lo = buf.N, 0
+    g_adv = b_adv
+    if dist is not None:  # the global advantages [T, P*N], for the minibatch normalisation
+        n_all, lo = dist.num_envs_global, dist.env_lo
+        g_adv = dist.gather_envs(advantages).reshape(-1)
+    batch = g_adv.numel()
     mb = min(cfg.minibatch_size, batch)
     stats = torch.zeros(len(STAT_NAMES), dtype=torch.float32, device=device)
     count = 0
@@ -60,7 +89,25 @@ def ppo_update(
         order = torch.randperm(batch, device=device, generator=generator)
         for start in range(0, batch - mb + 1, mb):
             idx = order[start : start + mb]
-            obs = buf.stacked_at(idx // buf.N, idx % buf.N)
+            mb_adv = g_adv[idx]
+            if cfg.norm_adv:
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+            if dist is None:
+                t_idx, n_idx = idx // buf.N, idx % buf.N
+
+                def reduce(x: torch.Tensor) -> torch.Tensor:
+                    return x.mean()
+            else:  # this rank's envs of the global minibatch
+                n_glob = idx % n_all
+                pos = torch.nonzero((n_glob >= lo) & (n_glob < lo + buf.N)).squeeze(1)
+                t_idx, n_idx = idx[pos] // n_all, n_glob[pos] - lo
+                mb_adv = mb_adv[pos]
+                idx = t_idx * buf.N + n_idx
+
+                def reduce(x: torch.Tensor) -> torch.Tensor:
+                    return x.sum() / mb
+
+            obs = buf.stacked_at(t_idx, n_idx)
             logits, newvalue = model(obs)
             logp_all = torch.log_softmax(logits, dim=-1)
             newlogp = logp_all.gather(1, b_act[idx].unsqueeze(1)).squeeze(1)
@@ -68,27 +115,26 @@ def ppo_update(
             logratio = newlogp - b_logp[idx]
             ratio = logratio.exp()
             with torch.no_grad():
-                approx_kl = ((ratio - 1) - logratio).mean()
-                clipfrac = ((ratio - 1.0).abs() > cfg.clip_coef).float().mean()
-            mb_adv = b_adv[idx]
-            if cfg.norm_adv:
-                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                approx_kl = reduce((ratio - 1) - logratio)
+                clipfrac = reduce(((ratio - 1.0).abs() > cfg.clip_coef).float())
             pg_loss1 = -mb_adv * ratio
             pg_loss2 = -mb_adv * torch.clamp(ratio, 1 - cfg.clip_coef, 1 + cfg.clip_coef)
-            pg_loss = torch.max(pg_loss1, pg_loss2).mean()
+            pg_loss = reduce(torch.max(pg_loss1, pg_loss2))
             # Clipped value loss (CleanRL's clip_vloss=True).
             v_unclipped = (newvalue - b_ret[idx]) ** 2
             v_clipped = b_val[idx] + torch.clamp(
                 newvalue - b_val[idx], -cfg.clip_coef, cfg.clip_coef
             )
-            v_loss = 0.5 * torch.max(v_unclipped, (v_clipped - b_ret[idx]) ** 2).mean()
-            entropy_loss = entropy.mean()
+            v_loss = 0.5 * reduce(torch.max(v_unclipped, (v_clipped - b_ret[idx]) ** 2))
+            entropy_loss = reduce(entropy)
             loss = pg_loss - cfg.ent_coef * entropy_loss + v_loss * cfg.vf_coef
             if inject_nan:
                 loss = loss * float("nan")
             nonfinite = (~torch.isfinite(loss)).float() + (~torch.isfinite(logits)).any().float()
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
+            if dist is not None:
+                dist.reduce_grads(model.parameters())
             nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
             optimizer.step()
             stats += torch.stack(

@@ -113,6 +113,7 @@ class TaskEnv:
         self._all = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         # Device slots: reset_envs then reads no host value (one launch, no copy).
         self._slots = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
+        self.env_offset = 0  # global index of env 0 (a rank's first env under torchrun)
         self.render_s = 0.0
 
     def start(self, buf: RolloutBuffer, start_states: list | None = None) -> None:
@@ -125,9 +126,10 @@ class TaskEnv:
                 b.add_start_state(state)
         else:
             b.capture_start_state(0)  # the post-boot state, or the task's state file
-        # Per-env start states: env e always restarts from slot e % S (a device tensor).
+        # Per-env start states: global env e always restarts from slot e % S (a device tensor).
         count = b.num_start_states
-        self._slots = (torch.arange(self.num_envs, device=self.device) % count).to(torch.int32)
+        env_ids = torch.arange(self.num_envs, device=self.device) + self.env_offset
+        self._slots = (env_ids % count).to(torch.int32)
         b.reset_envs(self._all, slots=self._slots)
         self.task.begin()
         buf.first[: buf.slot(0) + 1] = True

@@ -59,6 +59,8 @@ class TrainConfig:
     threads: int = 0  # Warp CPU worker threads; 0: one per core
     sync_guard: bool = True  # CUDA: torch.cuda.set_sync_debug_mode("error") while enqueueing
     tag: str = "run"
+    world_size: int = 1  # processes (torchrun ranks); set by train(), checked on resume
+    dist_timeout_s: float = 300.0  # torch.distributed collective timeout (a dead peer)
     debug_nan_at_update: int = -1  # fault injection for the fail-fast tests (-1: off)
 
     def to_json(self) -> dict[str, Any]:
@@ -102,4 +104,5 @@ class TrainConfig:
 
     @property
     def batch_size(self) -> int:
+        """Env steps per update on one rank (``num_envs`` is per rank)."""
         return self.num_envs * self.num_steps

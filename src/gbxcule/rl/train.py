@@ -9,10 +9,19 @@ env starts a fresh episode from the checkpoint's start-state cache.
 
 Any exception inside the loop (a non-finite loss included) writes a fail-fast bundle
 and raises :class:`TrainingFailed` naming it.
+
+Under ``torchrun`` (:mod:`gbxcule.rl.distributed`) every rank runs this loop on its own
+envs and device; rank 0 owns the run directory (it creates or opens it and broadcasts
+the config, the path and the checkpoint), writes metrics (env steps and SPS summed over
+the ranks) and checkpoints holding every rank's RNG state and start states. A resumed
+run must have the world size it was trained with. A dead rank makes its peers'
+collectives fail (or torchrun SIGTERMs them); the lowest survivor writes the bundle
+naming the dead rank.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from collections.abc import Callable
@@ -22,7 +31,7 @@ from typing import Any
 import torch
 
 from gbxcule.core.actions import get_codec
-from gbxcule.rl import schemas
+from gbxcule.rl import distributed, schemas
 from gbxcule.rl.async_ppo import Engine
 from gbxcule.rl.experiment import Run, load_checkpoint
 from gbxcule.rl.failfast import NonFiniteError, check_tensor, write_failure_bundle
@@ -33,8 +42,9 @@ from gbxcule.rl.tasks import get_task
 
 
 class TrainingFailed(RuntimeError):
-    def __init__(self, bundle: Path, cause: BaseException) -> None:
-        super().__init__(f"training failed ({type(cause).__name__}: {cause}); bundle: {bundle}")
+    def __init__(self, bundle: Path | None, cause: BaseException) -> None:
+        where = bundle if bundle is not None else "written by another rank"
+        super().__init__(f"training failed ({type(cause).__name__}: {cause}); bundle: {where}")
         self.bundle = bundle
         self.cause = cause
 
@@ -86,52 +96,136 @@ def train(
     argv: list[str] | None = None,
 ) -> Run:
     """Train; returns the run. ``minutes`` overrides the config's wall budget for this
-    invocation (a resumed run keeps its config otherwise)."""
+    invocation (a resumed run keeps its config otherwise). Under torchrun, every rank
+    calls this with the same arguments."""
+    ctx = distributed.setup(_timeout_s(cfg, resume))
+    try:
+        distributed.install_sigterm(ctx)
+        return _train(ctx, cfg, out, resume, minutes, on_update, argv)
+    finally:
+        distributed.teardown(ctx)
+
+
+def _timeout_s(cfg: TrainConfig | None, resume: str | Path | None) -> float:
+    if cfg is not None:
+        return cfg.dist_timeout_s
+    if resume is not None and (Path(resume) / "config.json").is_file():
+        return Run.open(resume).config().dist_timeout_s
+    return TrainConfig.dist_timeout_s
+
+
+def _on_main(ctx: distributed.DistContext, fn: Callable[[], Any]) -> Any:
+    """``fn()`` on rank 0, its result (or its exception) on every rank."""
+    result: Any = None
+    if ctx.is_main:
+        try:
+            result = ("ok", fn())
+        except Exception as exc:  # every rank raises it, none waits for a broadcast
+            result = ("error", exc)
+    kind, value = ctx.broadcast(result)
+    if kind == "error":
+        raise value
+    return value
+
+
+def _resolve_config(ctx, cfg, out, resume) -> dict:
     if resume is not None:
         run = Run.open(resume)
         run.remove_stale_temp_files()  # a kill -9 mid-write leaves one; never read
         cfg = run.config()
-        ckpt = load_checkpoint(run.path) if run.latest_checkpoint() else None
+        distributed.check_world_size(cfg.world_size, ctx, f"run {run.path}")
     else:
         if cfg is None or out is None:
             raise ValueError("train() needs cfg and out, or resume")
-        cfg.check()
-        spec = get_task(cfg.task)
-        rom = spec.rom_path(cfg.rom)
-        state = cfg.state if cfg.state is not None else spec.state
-        run = Run.create(out, cfg, rom, state, spec)
-        ckpt = None
-    cfg.check()
+        cfg = dataclasses.replace(cfg, world_size=ctx.world_size)
+    return cfg.check().to_json()
+
+
+def _open_run(ctx, cfg: TrainConfig, out, resume, infos) -> tuple[str, dict | None]:
+    if resume is not None:
+        run = Run.open(resume)
+        ckpt = load_checkpoint(run.path) if run.latest_checkpoint() else None
+        if ckpt is not None:
+            distributed.check_world_size(
+                ckpt.get("world_size", 1), ctx, f"the checkpoint of {run.path}"
+            )
+            run.trim_metrics(int(ckpt["update"]))
+        else:
+            run.trim_metrics(0)
+        return str(run.path), ckpt
+    spec = get_task(cfg.task)
+    rom = spec.rom_path(cfg.rom)
+    state = cfg.state if cfg.state is not None else spec.state
+    extra = {"world_size": ctx.world_size, "dist_backend": ctx.backend, "ranks": infos}
+    return str(Run.create(out, cfg, rom, state, spec, meta_extra=extra).path), None
+
+
+def _checkpoint(engine, run, ctx, cfg, env_steps, rank_states) -> None:
+    rngs = ctx.all_gather(_rng_state(engine))  # every rank's RNG state, saved by rank 0
+    if not ctx.is_main:
+        return
+    ranks = [
+        {"rank": r, "rng": rng, "start_states": states}
+        for r, (rng, states) in enumerate(zip(rngs, rank_states))
+    ]
+    run.save_checkpoint(
+        {
+            "update": engine.update,
+            "env_steps": env_steps,
+            "model": engine.learner.state_dict(),
+            "model_spec": engine.learner.spec(),
+            "optimizer": engine.optimizer.state_dict(),
+            "rng": rngs[0],
+            "start_states": rank_states[0],
+            "world_size": ctx.world_size,
+            "ranks": ranks,
+            "config": cfg.to_json(),
+            "task": cfg.task,
+        },
+        cfg.checkpoint_every,
+    )
+
+
+def _train(ctx, cfg, out, resume, minutes, on_update, argv) -> Run:
+    cfg = TrainConfig.from_json(_on_main(ctx, lambda: _resolve_config(ctx, cfg, out, resume)))
+    device = ctx.device_for(cfg.device)
+    ctx.set_envs(cfg.num_envs)
+    infos = ctx.all_gather(distributed.rank_info(ctx, device, cfg.num_envs))
+    path, ckpt = _on_main(ctx, lambda: _open_run(ctx, cfg, out, resume, infos))
+    run = Run(path)
     spec = get_task(cfg.task)
     if cfg.torch_threads > 0:
         torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
-    device = torch.device(cfg.device if cfg.device != "cuda" else "cuda:0")
-    env = make_env(spec, cfg, cfg.env_backend)
+    env = make_env(spec, dataclasses.replace(cfg, device=str(device)), cfg.env_backend)
+    if hasattr(env, "env_offset"):
+        env.env_offset = ctx.env_lo  # rank r's envs are the global envs [r*N, (r+1)*N)
     model = build_model(cfg, get_codec(spec.action_codec).num_actions).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
-    engine = Engine(cfg, env, model, optimizer, device)
+    engine = Engine(cfg, env, model, optimizer, device, dist=ctx)
     env_steps, start_states = 0, None
     if ckpt is not None:
+        mine = ckpt["ranks"][ctx.rank] if "ranks" in ckpt else ckpt
         model.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
-        _set_rng_state(engine, ckpt["rng"])
+        _set_rng_state(engine, mine["rng"])
         engine.sync_actor()
         engine.update = int(ckpt["update"])
         env_steps = int(ckpt["env_steps"])
-        start_states = ckpt["start_states"]
-    run.trim_metrics(engine.update)
+        start_states = mine["start_states"]
     engine.start(start_states)
-    start_states = env.start_states()
+    rank_states = ctx.all_gather(env.start_states())
     budget = cfg.minutes if minutes is None else minutes
+    steps_per_update = cfg.num_envs * cfg.num_steps * ctx.world_size
     t0 = time.perf_counter()
     try:
         _check_hot(engine)
         while True:
-            if cfg.total_steps > 0 and env_steps >= cfg.total_steps:
+            done = cfg.total_steps > 0 and env_steps >= cfg.total_steps
+            late = budget > 0 and time.perf_counter() - t0 >= budget * 60
+            if ctx.any(done or late):  # the ranks stop at the same update
                 break
-            if budget > 0 and time.perf_counter() - t0 >= budget * 60:
-                break
+            distributed.maybe_kill_self(ctx, engine.update)
             if cfg.anneal_lr and cfg.total_steps > 0:
                 frac = 1.0 - env_steps / cfg.total_steps
                 for group in optimizer.param_groups:
@@ -142,36 +236,37 @@ def train(
             wall = time.perf_counter() - tu
             if numbers.get("nonfinite"):
                 raise NonFiniteError(f"update {pending.update}: non-finite loss or logits")
-            env_steps += cfg.num_envs * cfg.num_steps
+            env_steps += steps_per_update
             record = {
                 "schema": schemas.METRICS_SCHEMA,
                 "run_id": run.run_id,
                 "time": time.time(),
                 "wall_s": wall,
                 "env_steps": env_steps,
-                "sps": cfg.num_envs * cfg.num_steps / wall,
+                "sps": steps_per_update / wall,  # every rank's env steps
+                "world_size": ctx.world_size,
                 **numbers,
             }
-            run.append_metrics(record)
-            run.save_checkpoint(
-                {
-                    "update": engine.update,
-                    "env_steps": env_steps,
-                    "model": model.state_dict(),
-                    "model_spec": model.spec(),
-                    "optimizer": optimizer.state_dict(),
-                    "rng": _rng_state(engine),
-                    "start_states": start_states,
-                    "config": cfg.to_json(),
-                    "task": cfg.task,
-                },
-                cfg.checkpoint_every,
-            )
-            if on_update is not None:
+            if ctx.is_main:
+                run.append_metrics(record)
+            _checkpoint(engine, run, ctx, cfg, env_steps, rank_states)
+            if on_update is not None and ctx.is_main:
                 on_update(record)
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as exc:
+        raise _fail(engine, run, ctx, cfg, infos, exc, argv) from exc
+    finally:
+        env.backend.close()
+    return run
+
+
+def _fail(engine, run, ctx, cfg, infos, exc, argv) -> TrainingFailed:
+    """Write the bundle (on the rank that should) and return the error to raise."""
+    distributed.ignore_sigterm(ctx)
+    report, write = distributed.classify_failure(ctx, infos, exc)
+    bundle = None
+    if write:
         buf = engine.bufs[(engine.update - 1) % 2]
         tensors = {
             "obs": buf.obs[-1],
@@ -179,18 +274,21 @@ def train(
             "rewards": buf.rewards.T,
             "logits": engine.last_logits,
         }
+        failed = getattr(report, "ranks", None)
         bundle = write_failure_bundle(
             run.path,
-            exc,
+            report,
             update=engine.update - 1,
             config=cfg.to_json(),
             tensors=tensors,
             argv=argv,
+            extra={
+                "rank": ctx.rank,
+                "world_size": ctx.world_size,
+                "failed_ranks": failed if failed is not None else [ctx.rank],
+            },
         )
-        raise TrainingFailed(bundle, exc) from exc
-    finally:
-        env.backend.close()
-    return run
+    return TrainingFailed(bundle, report)
 
 
 def progress_line(record: dict[str, Any]) -> str:
