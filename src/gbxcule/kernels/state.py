@@ -241,6 +241,9 @@ class Machine:
     # [N, FRAME_VIDEO_BYTES] VRAM + OAM as they were when line 143 was latched
     # (render.snapshot_frame_video); the renderers read it, not mem.
     frame_video: wp.array2d(dtype=wp.uint8)
+    # [N, VIDEO_LOG_WORDS] the VRAM/OAM writes made while the last frame was drawn, so each
+    # line can be rendered with VRAM/OAM as PyBoy drew it (kernels/video_log.py).
+    video_log: wp.array2d(dtype=wp.int32)
 
 
 @wp.func
@@ -272,4 +275,5 @@ def env_view(m: Machine, i: int) -> Machine:
     v.joy_rel_wait = m.joy_rel_wait[i : i + 1]
     v.line_latch = m.line_latch[i : i + 1]
     v.frame_video = m.frame_video[i : i + 1]
+    v.video_log = m.video_log[i : i + 1]
     return v
