@@ -99,8 +99,9 @@ FRAME_VIDEO_BYTES = VRAM_SIZE + OAM_SIZE
 # frame_video offset written (VRAM 0..8191, OAM 8192..8351) and the byte it held.
 VLOG_COUNT = 0  # entries of the current (last rendered) frame
 VLOG_DROPPED = 1  # writes of that frame not logged because the log was full
-VLOG_LINE = 2  # 1 + the last line drawn while logging (0: not logging)
-VLOG_OVERFLOWS = 3  # frames whose log overflowed since the env was reset (never cleared)
+VLOG_OVERFLOWS = 2  # frames whose log overflowed since the env was reset (never cleared)
+# word 3 reserved (0). Whether writes are being logged now, and as after which line, is
+# the step's own state: Machine.i32 column ``vlog_line`` (kernels/state.py).
 VLOG_BITS = 4
 VLOG_BITMAP_WORDS = (FRAME_VIDEO_BYTES + 31) // 32  # 261
 VLOG_ENTRIES = VLOG_BITS + VLOG_BITMAP_WORDS

@@ -77,6 +77,7 @@ from gbxcule.kernels.state import (
     OAM_LINES2,
     OAM_LINES_OK,
     OAM_SCAN_END,
+    VLOG_LINE,
     WIN_ACTIVE,
     WIN_LINE,
     Machine,
@@ -84,7 +85,6 @@ from gbxcule.kernels.state import (
     put_fields,
 )
 from gbxcule.kernels.video_log import (
-    VLOG_LINE,
     video_log_line_drawn,
     video_log_stop,
     video_log_write,
@@ -266,10 +266,11 @@ def oam_store(m: wp.ref[Machine], i: int, index: int, value: int):
     """Write OAM byte ``index`` (CPU or DMA); every OAM write goes through here to stale
     the line mask and, while the last frame is drawn, to log the byte it replaces."""
     mem = m.mem
-    if m.video_log[i, VLOG_LINE] != 0:
+    i32 = m.i32
+    if i32[i, VLOG_LINE] != 0:
         video_log_write(m, i, VIDEO_OAM + index, int(mem[i, OAM_BASE + index]), value & 0xFF)
     mem[i, OAM_BASE + index] = wp.uint8(value & 0xFF)
-    m.i32[i, OAM_LINES_OK] = 0
+    i32[i, OAM_LINES_OK] = 0
 
 
 @wp.func
@@ -601,6 +602,7 @@ LCD_UNSAVED = frozenset(
         "lcd_m3_adjust",
         "win_line",  # the renderer's window line counter
         "lcd_render",
+        "vlog_line",
         "line_latch",
         "frame_video",
         "video_log",

@@ -80,6 +80,9 @@ I32_FIELDS = (
     "win_line",  # renderer's window line counter (ly_window)
     "win_active",  # renderer's wy_activated_frame
     "lcd_render",  # renderer on this frame (PyBoy renders the last)
+    # 1 + the last line drawn while VRAM/OAM writes are logged for the renderer
+    # (kernels/video_log.py); 0: not logging (not the last frame, or past line 142)
+    "vlog_line",
     "ser_active",  # transfer_enabled
     "serial_len",  # SB writes since reset
     "dma_active",
@@ -170,6 +173,7 @@ LCD_M3_ADJUST = _col(I32_FIELDS, "lcd_m3_adjust")
 WIN_LINE = _col(I32_FIELDS, "win_line")
 WIN_ACTIVE = _col(I32_FIELDS, "win_active")
 LCD_RENDER = _col(I32_FIELDS, "lcd_render")
+VLOG_LINE = _col(I32_FIELDS, "vlog_line")
 SER_ACTIVE = _col(I32_FIELDS, "ser_active")
 SERIAL_LEN = _col(I32_FIELDS, "serial_len")
 DMA_ACTIVE = _col(I32_FIELDS, "dma_active")

@@ -10,10 +10,13 @@ the renderer can undo it for lines 0..L. Layout and rule: ``gbxcule.core.pixels`
 
 Step side (``kernels/ppu.py``, ``memmap.py``, ``dma.py`` via ``ppu.oam_store``):
 ``video_log_line_drawn`` at each rendered line, ``video_log_write`` before a VRAM/OAM
-store while logging (``m.video_log[i, VLOG_LINE] != 0``), ``video_log_stop`` where a
-frame ends or is blanked. Cost when nothing is written mid-frame: one load and compare
-per VRAM/OAM write, two stores per drawn line. Clearing at line 0 touches only the
-bitmap words of the previous frame's entries.
+store while logging (``m.i32[i, VLOG_LINE] != 0``: a column of the scalar block the
+hot paths hold anyway, so they never load the log's descriptor), ``video_log_stop``
+where a frame ends or is blanked. Cost when nothing is written mid-frame: one load and compare
+per VRAM/OAM write, one store per drawn line and two at line 0 (the entry count; the
+bitmap is cleared at the frame's first entry, so a bit may outlive its entry, which
+only costs a scan that finds nothing). No call to an out-of-line function on the LCD's
+path: calls there made the sm_90 step_kernel spill more.
 
 Render side (``kernels/render.py``): ``log_first`` once per (env, line) thread, then
 ``video_byte`` per byte read: the snapshot byte, unless some entry follows the line and
@@ -25,63 +28,58 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.core import pixels as px
-from gbxcule.kernels.state import Machine
+from gbxcule.kernels.state import VLOG_LINE, Machine
 
 wp.set_module_options({"enable_backward": False})
 
 VLOG_COUNT = wp.constant(px.VLOG_COUNT)
 VLOG_DROPPED = wp.constant(px.VLOG_DROPPED)
-VLOG_LINE = wp.constant(px.VLOG_LINE)
 VLOG_OVERFLOWS = wp.constant(px.VLOG_OVERFLOWS)
 VLOG_BITS = wp.constant(px.VLOG_BITS)
 VLOG_ENTRIES = wp.constant(px.VLOG_ENTRIES)
+VLOG_BITMAP_WORDS = wp.constant(px.VLOG_BITMAP_WORDS)
 VLOG_CAP = wp.constant(px.VLOG_CAP)
 LAST_LOGGED_LINE = wp.constant(px.SCREEN_H - 2)  # writes after line 143 is drawn: none
 
 
 @wp.func
-def video_log_begin(m: wp.ref[Machine], i: int):
-    """Line 0 of a rendered frame is being drawn: forget the previous frame's entries."""
-    log = m.video_log
-    n = log[i, VLOG_COUNT]
-    for e in range(n):
-        key = (log[i, VLOG_ENTRIES + e] >> 8) & 0x3FFF
-        log[i, VLOG_BITS + (key >> 5)] = 0  # every entry goes: whole words may be cleared
-    log[i, VLOG_COUNT] = 0
-    log[i, VLOG_DROPPED] = 0
-
-
-@wp.func
 def video_log_line_drawn(m: wp.ref[Machine], i: int, ly: int):
     """PyBoy drew line ``ly`` (render on): writes from now on are logged as after it."""
-    if ly == 0:
-        video_log_begin(m, i)
+    if ly == 0:  # a new picture: forget the previous frame's entries (the bitmap: at the
+        log = m.video_log  # first write, see video_log_write; until then no entry reads it)
+        log[i, VLOG_COUNT] = 0
+        log[i, VLOG_DROPPED] = 0
     if ly <= LAST_LOGGED_LINE:
-        m.video_log[i, VLOG_LINE] = ly + 1
+        m.i32[i, VLOG_LINE] = ly + 1
     else:
-        m.video_log[i, VLOG_LINE] = 0
+        m.i32[i, VLOG_LINE] = 0
 
 
 @wp.func
 def video_log_stop(m: wp.ref[Machine], i: int):
     """The frame ended or was blanked: no line of it reads VRAM/OAM any more."""
-    m.video_log[i, VLOG_LINE] = 0
+    m.i32[i, VLOG_LINE] = 0
 
 
-@wp.func
+# Out of line: it sits under every VRAM store and OAM store (DMA catch-up runs at every IO
+# access), and inlined there it grew the sm_90 step_kernel's stack by 2,352 B.
+@wp.func(inline=False)
 def video_log_write(m: wp.ref[Machine], i: int, key: int, old: int, new: int):
     """Record that frame_video byte ``key`` changes from ``old`` to ``new`` now (call it
-    only while ``m.video_log[i, VLOG_LINE] != 0``). An unchanged byte, or a second write
-    to the byte just logged within the same line, needs no entry."""
+    only while ``m.i32[i, VLOG_LINE] != 0``). An unchanged byte, or a second write to the
+    byte just logged within the same line, needs no entry."""
     if old == new:
         return
     log = m.video_log
-    line = log[i, VLOG_LINE] - 1
+    line = m.i32[i, VLOG_LINE] - 1
     n = log[i, VLOG_COUNT]
     tag = (line << 16) | key
     if n > 0:
         if ((log[i, VLOG_ENTRIES + n - 1] >> 8) & 0xFFFFFF) == tag:
             return
+    if n == 0:  # the frame's first entry: clear the bits the previous frames left
+        for w in range(VLOG_BITMAP_WORDS):
+            log[i, VLOG_BITS + w] = 0
     if n >= VLOG_CAP:
         if log[i, VLOG_DROPPED] == 0:
             log[i, VLOG_OVERFLOWS] = log[i, VLOG_OVERFLOWS] + 1
