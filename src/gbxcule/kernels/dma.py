@@ -48,10 +48,7 @@ OAM_BASE = wp.constant(OAM_OFF)
 OAM_BYTES = wp.constant(0xA0)
 
 
-# One out-of-line copy: it runs only while a copy is active, and inlined at its six call
-# sites (every IO access) it carried a memory read and an OAM store each into the sm_90
-# step_kernel (history/midframe-video.md).
-@wp.func(inline=False)
+@wp.func
 def dma_sync(m: wp.ref[Machine], i: int, offset: int):
     """Move every byte due by ``cycles + offset`` (PyBoy's ``sync_oam_dma``)."""
     i32 = m.i32

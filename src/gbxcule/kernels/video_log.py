@@ -61,8 +61,8 @@ def video_log_stop(m: wp.ref[Machine], i: int):
     m.i32[i, VLOG_LINE] = 0
 
 
-# Out of line: it sits under every VRAM store and OAM store (DMA catch-up runs at every IO
-# access), and inlined there it grew the sm_90 step_kernel's stack by 2,352 B.
+# Out of line: it sits under every VRAM store and OAM store (the OAM DMA catch-up is
+# inlined at every IO access); one copy keeps the step module small (history/midframe-video.md).
 @wp.func(inline=False)
 def video_log_write(m: wp.ref[Machine], i: int, key: int, old: int, new: int):
     """Record that frame_video byte ``key`` changes from ``old`` to ``new`` now (call it
