@@ -15,8 +15,7 @@ hot paths hold anyway, so they never load the log's descriptor), ``video_log_sto
 where a frame ends or is blanked. Cost when nothing is written mid-frame: one load and compare
 per VRAM/OAM write, one store per drawn line and two at line 0 (the entry count; the
 bitmap is cleared at the frame's first entry, so a bit may outlive its entry, which
-only costs a scan that finds nothing). No call to an out-of-line function on the LCD's
-path: calls there made the sm_90 step_kernel spill more.
+only costs a scan that finds nothing). The LCD path makes no out-of-line call.
 
 Render side (``kernels/render.py``): ``log_first`` once per (env, line) thread, then
 ``video_byte`` per byte read: the snapshot byte, unless some entry follows the line and
