@@ -182,7 +182,8 @@ def machine_differences(cpu: Any, cuda: Any, step: int) -> list[str]:
 
 def all_frames(backend: Any) -> np.ndarray:
     m = backend.machine
-    return backend.pixels.render_full(m.frame_video, m.line_latch, range(backend.num_envs))
+    envs = range(backend.num_envs)
+    return backend.pixels.render_full(m.frame_video, m.line_latch, envs, video_log=m.video_log)
 
 
 def lockstep_problems(cpu_rolls: dict[int, Rollout], cuda_rolls: dict[int, Rollout], step: int):

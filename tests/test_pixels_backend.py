@@ -193,7 +193,7 @@ def test_frame_video_rows_render_like_mem_rows():
 class FakeBackend(PixelBackendMixin):
     def __init__(self, mem, latch, **modes):
         mem_wp, latch_wp = on_device(mem, latch, "cpu")
-        self.machine = SimpleNamespace(frame_video=mem_wp, line_latch=latch_wp)
+        self.machine = SimpleNamespace(frame_video=mem_wp, line_latch=latch_wp, video_log=None)
         self.pixels = PixelBuffers(mem.shape[0], "cpu", **modes)
 
     def step(self):

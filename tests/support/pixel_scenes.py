@@ -117,13 +117,17 @@ def latches_from_pyboy(
     return latch
 
 
-def render_all(video: np.ndarray, latch: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def render_all(
+    video: np.ndarray, latch: np.ndarray, video_log: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Our kernels on the CPU: (full [N,144,160], shades [N,72,80], packed [N,72,20]).
 
-    ``video`` is [N, FRAME_VIDEO_BYTES] (frame_video) or [N, >= MEM_BASE_BYTES] (mem).
+    ``video`` is [N, FRAME_VIDEO_BYTES] (frame_video) or [N, >= MEM_BASE_BYTES] (mem);
+    ``video_log`` [N, VIDEO_LOG_WORDS] goes with a frame_video source.
     """
     n = video.shape[0]
     offsets = px.video_offsets(video.shape[1])
+    log_wp = None if video_log is None else wp.array(video_log, dtype=wp.int32, device="cpu")
     mem_wp = wp.array(video, dtype=wp.uint8, device="cpu")
     latch_wp = wp.array(latch, dtype=wp.uint8, device="cpu")
     envs = wp.array(np.arange(n, dtype=np.int32), device="cpu")
@@ -133,12 +137,12 @@ def render_all(video: np.ndarray, latch: np.ndarray) -> tuple[np.ndarray, np.nda
     wp.launch(
         render.render_full_kernel,
         dim=(n, px.SCREEN_H),
-        inputs=[mem_wp, *offsets, latch_wp, envs, full],
+        inputs=[mem_wp, *offsets, latch_wp, log_wp, envs, full],
     )
     wp.launch(
         render.render_shades_kernel,
         dim=(n, px.DOWN_H),
-        inputs=[mem_wp, *offsets, latch_wp, shades, packed],
+        inputs=[mem_wp, *offsets, latch_wp, log_wp, shades, packed],
     )
     return full.numpy(), shades.numpy(), packed.numpy()
 

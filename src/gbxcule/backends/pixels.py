@@ -16,7 +16,11 @@
 
 Every render reads a ``video`` source (VRAM + OAM) and the per-line latches: the
 backend passes ``Machine.frame_video`` (VRAM/OAM as of the last rendered line, see
-:mod:`gbxcule.core.pixels`); a ``Machine.mem``-layout array works too (tests).
+:mod:`gbxcule.core.pixels`) with ``video_log=Machine.video_log`` (the writes made while
+that frame was drawn, so every line shows VRAM/OAM as PyBoy drew it); a
+``Machine.mem``-layout array without a log works too (tests). A log whose frame
+overflowed (``video_log_overflowed``) makes :meth:`PixelBuffers.render_full` warn
+(:class:`VideoLogOverflowWarning`).
 
 On the CPU the downsampled renders are split into the backend's env slices
 (:class:`~gbxcule.backends.env_slices.EnvSlices`), one launch per worker thread, as
@@ -30,6 +34,7 @@ by GPU-side events; the host never waits. The frame layout is the contract of
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,6 +52,17 @@ PACKED_FRAME_BYTES = px.DOWN_H * px.PACKED_W  # 1440
 
 class PixelsNotEnabledError(RuntimeError):
     """A pixel accessor was used on a backend built without that render mode."""
+
+
+class VideoLogOverflowWarning(RuntimeWarning):
+    """A frame had more mid-frame VRAM/OAM writes than ``VLOG_CAP``: some of its lines
+    show bytes written after PyBoy drew them."""
+
+
+def video_log_overflowed(video_log: wp.array, envs: Sequence[int] | np.ndarray) -> list[int]:
+    """The envs among ``envs`` whose last rendered frame dropped writes (host copy)."""
+    dropped = video_log[:, px.VLOG_DROPPED].numpy()
+    return [int(e) for e in np.asarray(envs).reshape(-1) if dropped[int(e)] != 0]
 
 
 class PixelBuffers:
@@ -77,7 +93,7 @@ class PixelBuffers:
         self._shades_torch = wp.to_torch(self._shades) if self._shades is not None else None
         self._packed_torch = wp.to_torch(self._packed) if self._packed is not None else None
         self._streams: dict[int, wp.Stream] = {}
-        self._recorded_step: tuple[wp.array, wp.array, list] | None = None
+        self._recorded_step: tuple[wp.array, wp.array, wp.array | None, list] | None = None
 
     def _alloc(self, width: int) -> wp.array:
         return wp.zeros((self.num_envs, px.DOWN_H, width), dtype=wp.uint8, device=self.device)
@@ -113,23 +129,33 @@ class PixelBuffers:
     # ---- rendering ------------------------------------------------------------------
 
     def render_step(
-        self, video: wp.array, line_latch: wp.array, stream: wp.Stream | None = None
+        self,
+        video: wp.array,
+        line_latch: wp.array,
+        stream: wp.Stream | None = None,
+        *,
+        video_log: wp.array | None = None,
     ) -> None:
         """Fill the enabled owned buffers from the step's latches (no-op if none enabled)."""
         if self._shades is None and self._packed is None:
             return
         if self.device.is_cuda:
-            self._render_shades(video, line_latch, self._shades, self._packed, stream)
+            self._render_shades(video, line_latch, video_log, self._shades, self._packed, stream)
             return
-        # On the CPU the same launches repeat every step: recorded once per source pair.
+        # On the CPU the same launches repeat every step: recorded once per source triple.
         rec = self._recorded_step
-        if rec is None or rec[0] is not video or rec[1] is not line_latch:
-            args = self._cpu_render_args(video, line_latch, self._shades, self._packed)
+        if (
+            rec is None
+            or rec[0] is not video
+            or rec[1] is not line_latch
+            or rec[2] is not video_log
+        ):
+            args = self._cpu_render_args(video, line_latch, video_log, self._shades, self._packed)
             launches = self._slices.record(
                 render.render_shades_kernel, args, device=self.device, dim_tail=(px.DOWN_H,)
             )
-            rec = self._recorded_step = (video, line_latch, launches)
-        self._slices.replay(rec[2])
+            rec = self._recorded_step = (video, line_latch, video_log, launches)
+        self._slices.replay(rec[3])
 
     def render_pixels_snapshot_to_torch(
         self,
@@ -138,10 +164,12 @@ class PixelBuffers:
         out: torch.Tensor,
         base_offset: int = 0,
         stream: wp.Stream | None = None,
+        *,
+        video_log: wp.array | None = None,
     ) -> None:
         """Render all N envs' ``[72, 80]`` shades into ``out.view(-1)[base_offset:]``."""
         target = self._target(out, base_offset, px.DOWN_W, "base_offset")
-        self._render_shades(video, line_latch, target, None, stream)
+        self._render_shades(video, line_latch, video_log, target, None, stream)
 
     def render_pixels_snapshot_packed_to_torch(
         self,
@@ -150,44 +178,61 @@ class PixelBuffers:
         out: torch.Tensor,
         base_offset_bytes: int = 0,
         stream: wp.Stream | None = None,
+        *,
+        video_log: wp.array | None = None,
     ) -> None:
         """Render all N envs' ``[72, 20]`` packed2 frames into ``out.view(-1)[base_offset_bytes:]``."""
         target = self._target(out, base_offset_bytes, px.PACKED_W, "base_offset_bytes")
-        self._render_shades(video, line_latch, None, target, stream)
+        self._render_shades(video, line_latch, video_log, None, target, stream)
 
     def render_full(
-        self, video: wp.array, line_latch: wp.array, envs: Sequence[int] | np.ndarray
+        self,
+        video: wp.array,
+        line_latch: wp.array,
+        envs: Sequence[int] | np.ndarray,
+        *,
+        video_log: wp.array | None = None,
     ) -> np.ndarray:
-        """``uint8 [len(envs), 144, 160]`` full-resolution frames of the chosen envs (host copy)."""
+        """``uint8 [len(envs), 144, 160]`` full-resolution frames of the chosen envs (host
+        copy); warns (:class:`VideoLogOverflowWarning`) for an env whose log overflowed."""
         env_ids = np.asarray(envs, dtype=np.int64).reshape(-1)
         if env_ids.size == 0:
             raise ValueError("render_full needs at least one env")
         if env_ids.min() < 0 or env_ids.max() >= self.num_envs:
             raise IndexError(f"env ids must be in 0..{self.num_envs - 1}, got {env_ids.tolist()}")
-        offsets = self._check_inputs(video, line_latch)
+        offsets = self._check_inputs(video, line_latch, video_log)
         envs_wp = wp.array(env_ids.astype(np.int32), dtype=wp.int32, device=self.device)
         out = wp.empty((env_ids.size, px.SCREEN_H, px.SCREEN_W), dtype=wp.uint8, device=self.device)
         # Warp's own stream: the host copy below is ordered after it.
         wp.launch(
             render.render_full_kernel,
             dim=(env_ids.size, px.SCREEN_H),
-            inputs=[video, *offsets, line_latch, envs_wp, out],
+            inputs=[video, *offsets, line_latch, video_log, envs_wp, out],
             device=self.device,
         )
-        return out.numpy()
+        frames = out.numpy()
+        overflowed = [] if video_log is None else video_log_overflowed(video_log, env_ids)
+        if overflowed:
+            warnings.warn(
+                f"envs {overflowed}: more than {px.VLOG_CAP} VRAM/OAM writes while the frame "
+                "was drawn; lines before the dropped writes may show later bytes",
+                VideoLogOverflowWarning,
+                stacklevel=2,
+            )
+        return frames
 
     # ---- internals ------------------------------------------------------------------
 
-    def _render_shades(self, video, line_latch, shades, packed, stream) -> None:
+    def _render_shades(self, video, line_latch, video_log, shades, packed, stream) -> None:
         if not self.device.is_cuda:  # one launch per env slice, on the step's worker threads
-            args = self._cpu_render_args(video, line_latch, shades, packed)
+            args = self._cpu_render_args(video, line_latch, video_log, shades, packed)
             self._slices.launch(
                 render.render_shades_kernel, args, device=self.device, dim_tail=(px.DOWN_H,)
             )
             return
-        offsets = self._check_inputs(video, line_latch)
+        offsets = self._check_inputs(video, line_latch, video_log)
         dim = (self.num_envs, px.DOWN_H)
-        inputs = [video, *offsets, line_latch, shades, packed]
+        inputs = [video, *offsets, line_latch, video_log, shades, packed]
         target = stream if stream is not None else self._torch_stream()
         own = wp.get_stream(self.device)  # where the emulator's kernels run
         if target.cuda_stream != own.cuda_stream:
@@ -197,9 +242,16 @@ class PixelBuffers:
             own.wait_stream(target)  # the next step must not overwrite what this reads
         # GPU-side events only: the host never waits here.
 
-    def _cpu_render_args(self, video, line_latch, shades, packed) -> list:
-        offsets = self._check_inputs(video, line_latch)
-        return [PerEnv(video), *offsets, PerEnv(line_latch), PerEnv(shades), PerEnv(packed)]
+    def _cpu_render_args(self, video, line_latch, video_log, shades, packed) -> list:
+        offsets = self._check_inputs(video, line_latch, video_log)
+        return [
+            PerEnv(video),
+            *offsets,
+            PerEnv(line_latch),
+            PerEnv(video_log),
+            PerEnv(shades),
+            PerEnv(packed),
+        ]
 
     def _torch_stream(self) -> wp.Stream:
         """The current Torch stream of the buffers' CUDA device, as a (cached) Warp stream."""
@@ -209,7 +261,9 @@ class PixelBuffers:
             self._streams[handle] = wp.stream_from_torch(torch_stream)
         return self._streams[handle]
 
-    def _check_inputs(self, video: wp.array, line_latch: wp.array) -> tuple[int, int]:
+    def _check_inputs(
+        self, video: wp.array, line_latch: wp.array, video_log: wp.array | None = None
+    ) -> tuple[int, int]:
         """Validate the sources; returns the (VRAM, OAM) offsets of ``video``'s rows."""
         want_latch = (self.num_envs, px.SCREEN_H, px.LATCH_FIELDS)
         if video.ndim != 2 or video.shape[0] != self.num_envs or video.dtype != wp.uint8:
@@ -219,7 +273,15 @@ class PixelBuffers:
             )
         if tuple(line_latch.shape) != want_latch or line_latch.dtype != wp.uint8:
             raise ValueError(f"line_latch must be uint8 {list(want_latch)}, got {line_latch.shape}")
-        for name, arr in (("video", video), ("line_latch", line_latch)):
+        sources = [("video", video), ("line_latch", line_latch)]
+        if video_log is not None:
+            want_log = (self.num_envs, px.VIDEO_LOG_WORDS)
+            if tuple(video_log.shape) != want_log or video_log.dtype != wp.int32:
+                raise ValueError(f"video_log must be int32 {list(want_log)}, got {video_log.shape}")
+            if video.shape[1] != px.FRAME_VIDEO_BYTES:
+                raise ValueError("a video_log goes with a frame_video source, not a mem array")
+            sources.append(("video_log", video_log))
+        for name, arr in sources:
             if arr.device != self.device:
                 raise ValueError(f"{name} is on {arr.device}, pixel buffers on {self.device}")
         return px.video_offsets(video.shape[1])
@@ -263,7 +325,8 @@ class PixelBackendMixin:
     pixels: PixelBuffers
 
     def render_pixels_after_step(self) -> None:
-        self.pixels.render_step(self.machine.frame_video, self.machine.line_latch)
+        m = self.machine
+        self.pixels.render_step(m.frame_video, m.line_latch, video_log=m.video_log)
 
     def pixels_wp(self) -> wp.array:
         return self.pixels.pixels_wp()
@@ -279,19 +342,28 @@ class PixelBackendMixin:
 
     def render_pixels_snapshot_to_torch(self, out: torch.Tensor, base_offset: int = 0) -> None:
         m = self.machine
-        self.pixels.render_pixels_snapshot_to_torch(m.frame_video, m.line_latch, out, base_offset)
+        self.pixels.render_pixels_snapshot_to_torch(
+            m.frame_video, m.line_latch, out, base_offset, video_log=m.video_log
+        )
 
     def render_pixels_snapshot_packed_to_torch(
         self, out: torch.Tensor, base_offset_bytes: int = 0
     ) -> None:
         m = self.machine
         self.pixels.render_pixels_snapshot_packed_to_torch(
-            m.frame_video, m.line_latch, out, base_offset_bytes
+            m.frame_video, m.line_latch, out, base_offset_bytes, video_log=m.video_log
         )
 
     def frame_shades(self, env: int) -> np.ndarray:
         """``uint8 [144, 160]`` shades of the last frame of ``env`` (protocol method)."""
-        return self.pixels.render_full(self.machine.frame_video, self.machine.line_latch, [env])[0]
+        m = self.machine
+        return self.pixels.render_full(m.frame_video, m.line_latch, [env], video_log=m.video_log)[0]
+
+    def video_log_overflows(self) -> np.ndarray:
+        """int32 [N] (host copy): per env, the frames since its reset whose mid-frame
+        VRAM/OAM writes overflowed the log (``core.pixels.VLOG_CAP``); 0 everywhere for
+        every game measured (history/midframe-video.md)."""
+        return self.machine.video_log[:, px.VLOG_OVERFLOWS].numpy().copy()
 
 
 def measure_render_cost(

@@ -198,7 +198,7 @@ class TrainingApiMixin:
             on_torch=mask_torch or slots_torch,
         )
         self._slot_log.after_launch()
-        self.pixels.render_step(self.machine.frame_video, self.machine.line_latch)
+        self.render_pixels_after_step()
 
     def copy_envs(self, src_env_per_dst: Any, mask: Any) -> None:
         """Swarm reset: each env in ``mask`` becomes a copy of env ``src_env_per_dst[e]``.
@@ -256,7 +256,7 @@ class TrainingApiMixin:
         rows.restore(mask, slots=first, seed=None, errors=self._slot_log.errors, on_torch=False)
         for env in env_ids:
             self._restart_serial(int(env), state["serial_buf"], int(state["serial_len"]))
-        self.pixels.render_step(self.machine.frame_video, self.machine.line_latch)
+        self.render_pixels_after_step()
 
     def save_snapshot(self, env: int) -> bytes:
         """Our snapshot of ``env`` (a v29 PyBoy state bound to this ROM's sha256)."""

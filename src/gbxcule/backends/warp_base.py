@@ -64,6 +64,7 @@ TRAILING_SHAPES: dict[str, Callable[[], tuple[int, ...]]] = {
         _const("gbxcule.core.pixels", "LATCH_FIELDS"),
     ),
     "frame_video": lambda: (_const("gbxcule.core.pixels", "FRAME_VIDEO_BYTES"),),
+    "video_log": lambda: (_const("gbxcule.core.pixels", "VIDEO_LOG_WORDS"),),
 }
 
 

@@ -30,6 +30,19 @@ a step is one frame ahead of the picture. The renderers read the latches plus th
 snapshot (or, for tests, a ``Machine.mem``-layout array: offsets are told apart by
 the row width, see ``video_offsets``).
 
+AND, because PyBoy draws each line with VRAM/OAM as they are when it draws that line,
+every CPU or OAM DMA write that changes a VRAM/OAM byte after line L (0..142) is drawn
+and before line L + 1 is, in the last frame of a step, is recorded in
+``Machine.video_log[i]`` (``kernels.video_log``): ``(L, frame_video offset, old
+value)``. Line ``ly`` of the picture shows ``frame_video`` with, for each byte, the old
+value of its earliest entry whose line is >= ``ly`` (``video_at_line``). A write before
+line 0 is drawn, after line 143 is, in VBlank, with the LCD off, or in an earlier frame
+needs no entry. The renderers look a byte up in the log only when its bitmap bit is
+set and some entry follows the line (one test per byte otherwise). The log holds
+``VLOG_CAP`` entries per frame; writes past that are counted (``VLOG_DROPPED``, and
+``VLOG_OVERFLOWS`` counts such frames) and the lines they would have changed show the
+later value: ``WarpVecBase.video_log_overflows`` reports it and ``frame_shades`` warns.
+
 Frames (all uint8, shade indices 0..3 AFTER the palette, 0 = lightest):
   * full     ``[N, 144, 160]``  every pixel (debug, video, parity).
   * shades   ``[N, 72, 80]``    downsampled: output (oy, ox) is the full-frame pixel
@@ -78,6 +91,39 @@ LATCH_FLAG_BLANK = 0x02
 VIDEO_VRAM_OFF = 0
 VIDEO_OAM_OFF = VRAM_SIZE
 FRAME_VIDEO_BYTES = VRAM_SIZE + OAM_SIZE
+
+# ---- the frame's mid-frame write log: Machine.video_log int32 [N, VIDEO_LOG_WORDS] ----
+# Header words, then a bitmap over the frame_video bytes (bit k of word VLOG_BITS + k // 32:
+# byte k has an entry), then up to VLOG_CAP entries in write order, each
+# ``line << 24 | key << 8 | old`` (bit 31 set for lines >= 128: mask after shifting): the last line drawn before the write (0..142), the
+# frame_video offset written (VRAM 0..8191, OAM 8192..8351) and the byte it held.
+VLOG_COUNT = 0  # entries of the current (last rendered) frame
+VLOG_DROPPED = 1  # writes of that frame not logged because the log was full
+VLOG_OVERFLOWS = 2  # frames whose log overflowed since the env was reset (never cleared)
+# word 3 reserved (0). Whether writes are being logged now, and as after which line, is
+# the step's own state: Machine.i32 column ``vlog_line`` (kernels/state.py).
+VLOG_BITS = 4
+VLOG_BITMAP_WORDS = (FRAME_VIDEO_BYTES + 31) // 32  # 261
+VLOG_ENTRIES = VLOG_BITS + VLOG_BITMAP_WORDS
+VLOG_CAP = 1024
+VIDEO_LOG_WORDS = VLOG_ENTRIES + VLOG_CAP
+
+
+def video_log_entries(log_row: np.ndarray) -> list[tuple[int, int, int]]:
+    """``(line, frame_video offset, old value)`` of each entry in one env's log row."""
+    n = int(log_row[VLOG_COUNT])
+    words = np.asarray(log_row[VLOG_ENTRIES : VLOG_ENTRIES + n], dtype=np.int64)
+    return [(int((w >> 24) & 0xFF), int((w >> 8) & 0x3FFF), int(w & 0xFF)) for w in words]
+
+
+def video_at_line(video_row: np.ndarray, log_row: np.ndarray, ly: int) -> np.ndarray:
+    """One env's VRAM + OAM as line ``ly`` saw them: ``video_row`` (frame_video) with the
+    log undone for every write after line ``ly`` was drawn (the reference the kernels match)."""
+    out = np.array(video_row, dtype=np.uint8, copy=True)
+    for line, key, old in reversed(video_log_entries(log_row)):
+        if line >= ly:
+            out[key] = old
+    return out
 
 
 def video_offsets(row_width: int) -> tuple[int, int]:

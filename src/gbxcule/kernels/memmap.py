@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import warp as wp
 
+from gbxcule.core import pixels as px
 from gbxcule.core.memory_layout import VRAM_OFF, WRAM_OFF
 from gbxcule.kernels.mbc import cart_ram_read, cart_ram_write, mbc_write, rom_read
 from gbxcule.kernels.ppu import vram_blocked
-from gbxcule.kernels.state import ACCESS_OFFSET, Machine
+from gbxcule.kernels.state import ACCESS_OFFSET, VLOG_LINE, Machine
+from gbxcule.kernels.video_log import video_log_write
 
 wp.set_module_options({"enable_backward": False})
 
 VRAM_BASE = wp.constant(VRAM_OFF)
+VIDEO_VRAM = wp.constant(px.VIDEO_VRAM_OFF)
 WRAM_BASE = wp.constant(WRAM_OFF)
 
 
@@ -53,10 +56,14 @@ def mem_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
         mbc_write(m, i, addr, value)
         return 1
     if addr < 0xA000:
-        if m.i32[i, ACCESS_OFFSET] != 0:
+        i32 = m.i32
+        if i32[i, ACCESS_OFFSET] != 0:
             if vram_blocked(m, i, 1) != 0:
                 return 0
-        mem[i, VRAM_BASE + addr - 0x8000] = wp.uint8(value & 0xFF)
+        k = addr - 0x8000
+        if i32[i, VLOG_LINE] != 0:  # the last frame is being drawn
+            video_log_write(m, i, VIDEO_VRAM + k, int(mem[i, VRAM_BASE + k]), value & 0xFF)
+        mem[i, VRAM_BASE + k] = wp.uint8(value & 0xFF)
         return 0
     if addr < 0xC000:
         cart_ram_write(m, i, addr, value)

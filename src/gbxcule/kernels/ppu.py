@@ -77,11 +77,17 @@ from gbxcule.kernels.state import (
     OAM_LINES2,
     OAM_LINES_OK,
     OAM_SCAN_END,
+    VLOG_LINE,
     WIN_ACTIVE,
     WIN_LINE,
     Machine,
     MachineState,
     put_fields,
+)
+from gbxcule.kernels.video_log import (
+    video_log_line_drawn,
+    video_log_stop,
+    video_log_write,
 )
 
 wp.set_module_options({"enable_backward": False})
@@ -98,6 +104,7 @@ LINE_CYCLES = wp.constant(456)
 STARTUP_MODE0_CYCLES = wp.constant(76)  # first frame after switching on: mode 0, then 3
 
 OAM_BASE = wp.constant(OAM_OFF)
+VIDEO_OAM = wp.constant(px.VIDEO_OAM_OFF)
 SCREEN_H = wp.constant(px.SCREEN_H)
 SCREEN_W = wp.constant(px.SCREEN_W)
 L_LCDC = wp.constant(px.LATCH_LCDC)
@@ -256,9 +263,14 @@ def oam_lines_build(m: wp.ref[Machine], i: int):
 
 @wp.func
 def oam_store(m: wp.ref[Machine], i: int, index: int, value: int):
-    """Write OAM byte ``index``; every OAM write goes through here to stale the line mask."""
-    m.mem[i, OAM_BASE + index] = wp.uint8(value & 0xFF)
-    m.i32[i, OAM_LINES_OK] = 0
+    """Write OAM byte ``index`` (CPU or DMA); every OAM write goes through here to stale
+    the line mask and, while the last frame is drawn, to log the byte it replaces."""
+    mem = m.mem
+    i32 = m.i32
+    if i32[i, VLOG_LINE] != 0:
+        video_log_write(m, i, VIDEO_OAM + index, int(mem[i, OAM_BASE + index]), value & 0xFF)
+    mem[i, OAM_BASE + index] = wp.uint8(value & 0xFF)
+    i32[i, OAM_LINES_OK] = 0
 
 
 @wp.func
@@ -371,6 +383,7 @@ def draw_line(m: wp.ref[Machine], i: int, ly: int):
             i32[i, WIN_LINE] = i32[i, WIN_LINE] + 1
     if ly < SCREEN_H:
         latch_registers(m, i, ly, flags)
+        video_log_line_drawn(m, i, ly)  # later VRAM/OAM writes: logged as after this line
     if ly == SCREEN_H - 1:
         i32[i, WIN_LINE] = -1
         snapshot_frame_video(m, i)  # the picture's VRAM/OAM, before VBlank rewrites them
@@ -378,6 +391,7 @@ def draw_line(m: wp.ref[Machine], i: int, ly: int):
 
 @wp.func
 def blank_screen(m: wp.ref[Machine], i: int):
+    video_log_stop(m, i)
     for ly in range(SCREEN_H):
         latch_registers(m, i, ly, FLAG_BLANK)
 
@@ -418,6 +432,7 @@ def lcd_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
         elif i32[i, LCD_RESET] != 0:
             i32[i, LCD_RESET] = 0
             i32[i, FRAME_DONE] = 1
+            video_log_stop(m, i)  # a frame cut short by switching the LCD off and on
             set_reg(m, i, LY, 0)
             i64[i, LCD_CLOCK] = wp.int64(0)
             i64[i, LCD_TARGET] = wp.int64(STARTUP_MODE0_CYCLES)
@@ -431,6 +446,7 @@ def lcd_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
                 i64[i, LCD_TARGET] = FRAME_T  # the startup line is 8 cycles short
             else:
                 i32[i, FRAME_DONE] = 1
+                video_log_stop(m, i)
                 set_reg(m, i, LY, 0)
                 i64[i, LCD_CLOCK] = clock % FRAME_T
                 i32[i, LCD_FIRST_FRAME] = 0
@@ -586,8 +602,10 @@ LCD_UNSAVED = frozenset(
         "lcd_m3_adjust",
         "win_line",  # the renderer's window line counter
         "lcd_render",
+        "vlog_line",
         "line_latch",
         "frame_video",
+        "video_log",
         "oam_lines_ok",  # the sprite-line cache, rebuilt from OAM
         "oam_lines0",
         "oam_lines1",

@@ -17,8 +17,9 @@ Rules follow PyBoy 2.8.1's DMG renderer (learned from its source, written anew):
 One thread per (env, line) for the full frame, per (env, output row) for the
 downsampled frames; both share ``pixel_shade``. The kernels read VRAM/OAM from a
 ``video`` array at offsets ``vram``/``oam`` (``core.pixels.video_offsets``): the
-``Machine.frame_video`` snapshot that ``snapshot_frame_video`` takes at line 143, or
-a ``Machine.mem``-layout array.
+``Machine.frame_video`` snapshot that ``snapshot_frame_video`` takes at line 143 with
+the frame's ``Machine.video_log``, so each line sees VRAM/OAM as PyBoy drew it
+(``kernels/video_log.py``), or a ``Machine.mem``-layout array with no log.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import warp as wp
 from gbxcule.core import pixels as px
 from gbxcule.core.memory_layout import OAM_OFF, OAM_SIZE, VRAM_OFF, VRAM_SIZE
 from gbxcule.kernels.state import Machine
+from gbxcule.kernels.video_log import VLOG_COUNT, log_first, video_byte
 
 wp.set_module_options({"enable_backward": False})
 
@@ -94,13 +96,18 @@ def map_tile_row(
     map_base: int,
     mx: int,
     my: int,
+    log: wp.array2d(dtype=wp.int32),
+    first: int,
+    n_log: int,
 ) -> int:
     """Low | high << 8 of the tile row under pixel (mx, my) of a 256x256 tile map."""
-    tile = int(video[env, vram + map_base + ((my >> 3) & 31) * 32 + ((mx >> 3) & 31)])
+    k = vram + map_base + ((my >> 3) & 31) * 32 + ((mx >> 3) & 31)
+    tile = video_byte(video, env, k, log, first, n_log)
     if (lcdc & 0x10) == 0:
         tile = (tile ^ 0x80) + 128  # signed index from 0x9000 -> tiles 128..383
     row = vram + tile * 16 + (my & 7) * 2
-    return int(video[env, row]) | (int(video[env, row + 1]) << 8)
+    lo = video_byte(video, env, row, log, first, n_log)
+    return lo | (video_byte(video, env, row + 1, log, first, n_log) << 8)
 
 
 @wp.struct
@@ -144,7 +151,15 @@ def line_regs(latch: wp.array3d(dtype=wp.uint8), env: int, ly: int) -> LineRegs:
 
 @wp.func
 def line_sprites(
-    video: wp.array2d(dtype=wp.uint8), env: int, vram: int, oam: int, ly: int, lcdc: int
+    video: wp.array2d(dtype=wp.uint8),
+    env: int,
+    vram: int,
+    oam: int,
+    ly: int,
+    lcdc: int,
+    log: wp.array2d(dtype=wp.int32),
+    first: int,
+    n_log: int,
 ):
     """The first 10 sprites in OAM order whose rows cover ``ly``, as (left x, pattern, count).
 
@@ -158,19 +173,19 @@ def line_sprites(
     if (lcdc & 0x02) != 0:
         for n in range(OAM_ENTRIES):
             base = oam + n * 4
-            dy = ly - (int(video[env, base]) - 16)
+            dy = ly - (video_byte(video, env, base, log, first, n_log) - 16)
             if count < MAX_SPRITES_PER_LINE and dy >= 0 and dy < height:
-                tile = int(video[env, base + 2])
-                attr = int(video[env, base + 3])
+                tile = video_byte(video, env, base + 2, log, first, n_log)
+                attr = video_byte(video, env, base + 3, log, first, n_log)
                 if height == 16:
                     tile = tile & 0xFE
                 if (attr & 0x40) != 0:
                     dy = height - 1 - dy
                 row = vram + tile * 16 + dy * 2
-                lefts[count] = int(video[env, base + 1]) - 8
-                patterns[count] = (
-                    int(video[env, row]) | (int(video[env, row + 1]) << 8) | (attr << 16)
-                )
+                lefts[count] = video_byte(video, env, base + 1, log, first, n_log) - 8
+                lo = video_byte(video, env, row, log, first, n_log)
+                hi = video_byte(video, env, row + 1, log, first, n_log)
+                patterns[count] = lo | (hi << 8) | (attr << 16)
                 count += 1
     return lefts, patterns, count
 
@@ -203,7 +218,16 @@ def sprite_pixel(
 
 @wp.func
 def bg_colour(
-    video: wp.array2d(dtype=wp.uint8), env: int, vram: int, x: int, r: LineRegs, key: int, row: int
+    video: wp.array2d(dtype=wp.uint8),
+    env: int,
+    vram: int,
+    x: int,
+    r: LineRegs,
+    key: int,
+    row: int,
+    log: wp.array2d(dtype=wp.int32),
+    first: int,
+    n_log: int,
 ):
     """(colour index 0..3 of the BG or window at x, or -1 where neither is drawn; key; row).
 
@@ -224,7 +248,7 @@ def bg_colour(
         return -1, key, row
     tile_key = layer + ((mx >> 3) & 31)
     if tile_key != key:
-        row = map_tile_row(video, env, vram, r.lcdc, map_base, mx, my)
+        row = map_tile_row(video, env, vram, r.lcdc, map_base, mx, my, log, first, n_log)
     return tile_colour(row & 0xFF, row >> 8, mx & 7), tile_key, row
 
 
@@ -246,16 +270,31 @@ def pixel_shade(
     return shade
 
 
+@wp.func
+def line_log(video_log: wp.array2d(dtype=wp.int32), env: int, ly: int):
+    """(first entry written after line ``ly`` was drawn, entry count) of ``env``'s
+    ``video_log`` (kernels/video_log.py); (0, 0) without a log."""
+    n_log = wp.int32(0)
+    first = wp.int32(0)
+    if video_log:
+        n_log = video_log[env, VLOG_COUNT]
+        if n_log > 0:
+            first = log_first(video_log, env, ly, n_log)
+    return first, n_log
+
+
 @wp.kernel
 def render_full_kernel(
     video: wp.array2d(dtype=wp.uint8),
     vram: int,
     oam: int,
     line_latch: wp.array3d(dtype=wp.uint8),
+    video_log: wp.array2d(dtype=wp.int32),
     envs: wp.array(dtype=wp.int32),
     out: wp.array3d(dtype=wp.uint8),
 ):
-    """``out[j, ly, :]`` = full-resolution line ``ly`` of env ``envs[j]``; dim = (len(envs), 144)."""
+    """``out[j, ly, :]`` = full-resolution line ``ly`` of env ``envs[j]``; dim = (len(envs), 144).
+    ``video_log``: the frame's write log (``video`` must then be frame_video), or None."""
     j, ly = wp.tid()
     env = envs[j]
     lcdc = int(line_latch[env, ly, F_LCDC])
@@ -264,12 +303,13 @@ def render_full_kernel(
         for x in range(SCREEN_W):
             out[j, ly, x] = blank
         return
+    first, n_log = line_log(video_log, env, ly)
     regs = line_regs(line_latch, env, ly)
-    lefts, patterns, count = line_sprites(video, env, vram, oam, ly, lcdc)
+    lefts, patterns, count = line_sprites(video, env, vram, oam, ly, lcdc, video_log, first, n_log)
     key = wp.int32(-1)
     row = wp.int32(0)
     for x in range(SCREEN_W):
-        colour, key, row = bg_colour(video, env, vram, x, regs, key, row)
+        colour, key, row = bg_colour(video, env, vram, x, regs, key, row, video_log, first, n_log)
         out[j, ly, x] = wp.uint8(pixel_shade(x, colour, regs, lefts, patterns, count))
 
 
@@ -279,28 +319,36 @@ def render_shades_kernel(
     vram: int,
     oam: int,
     line_latch: wp.array3d(dtype=wp.uint8),
+    video_log: wp.array2d(dtype=wp.int32),
     shades: wp.array3d(dtype=wp.uint8),
     packed: wp.array3d(dtype=wp.uint8),
 ):
     """Downsampled row ``oy`` of env ``i`` (line 2*oy, even columns); dim = (N, 72).
 
     Writes ``shades[i, oy, :80]`` and/or ``packed[i, oy, :20]``; pass None for an
-    output that is not wanted. Both come from the same pass.
+    output that is not wanted. Both come from the same pass. ``video_log`` as in
+    ``render_full_kernel``.
     """
     env, oy = wp.tid()
     ly = oy * 2
     lcdc = int(line_latch[env, ly, F_LCDC])
     blank = line_blank(lcdc, int(line_latch[env, ly, F_FLAGS]))
     blank_shade = int(line_latch[env, ly, F_BGP]) & 3
+    first = wp.int32(0)
+    n_log = wp.int32(0)
+    if not blank:
+        first, n_log = line_log(video_log, env, ly)
     regs = line_regs(line_latch, env, ly)
-    lefts, patterns, count = line_sprites(video, env, vram, oam, ly, lcdc)
+    lefts, patterns, count = line_sprites(video, env, vram, oam, ly, lcdc, video_log, first, n_log)
     byte = wp.int32(0)
     key = wp.int32(-1)
     row = wp.int32(0)
     for ox in range(DOWN_W):
         shade = blank_shade
         if not blank:
-            colour, key, row = bg_colour(video, env, vram, ox * 2, regs, key, row)
+            colour, key, row = bg_colour(
+                video, env, vram, ox * 2, regs, key, row, video_log, first, n_log
+            )
             shade = pixel_shade(ox * 2, colour, regs, lefts, patterns, count)
         if shades:
             shades[env, oy, ox] = wp.uint8(shade)

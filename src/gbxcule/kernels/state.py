@@ -80,6 +80,9 @@ I32_FIELDS = (
     "win_line",  # renderer's window line counter (ly_window)
     "win_active",  # renderer's wy_activated_frame
     "lcd_render",  # renderer on this frame (PyBoy renders the last)
+    # 1 + the last line drawn while VRAM/OAM writes are logged for the renderer
+    # (kernels/video_log.py); 0: not logging (not the last frame, or past line 142)
+    "vlog_line",
     "ser_active",  # transfer_enabled
     "serial_len",  # SB writes since reset
     "dma_active",
@@ -170,6 +173,7 @@ LCD_M3_ADJUST = _col(I32_FIELDS, "lcd_m3_adjust")
 WIN_LINE = _col(I32_FIELDS, "win_line")
 WIN_ACTIVE = _col(I32_FIELDS, "win_active")
 LCD_RENDER = _col(I32_FIELDS, "lcd_render")
+VLOG_LINE = _col(I32_FIELDS, "vlog_line")
 SER_ACTIVE = _col(I32_FIELDS, "ser_active")
 SERIAL_LEN = _col(I32_FIELDS, "serial_len")
 DMA_ACTIVE = _col(I32_FIELDS, "dma_active")
@@ -241,6 +245,9 @@ class Machine:
     # [N, FRAME_VIDEO_BYTES] VRAM + OAM as they were when line 143 was latched
     # (render.snapshot_frame_video); the renderers read it, not mem.
     frame_video: wp.array2d(dtype=wp.uint8)
+    # [N, VIDEO_LOG_WORDS] the VRAM/OAM writes made while the last frame was drawn, so each
+    # line can be rendered with VRAM/OAM as PyBoy drew it (kernels/video_log.py).
+    video_log: wp.array2d(dtype=wp.int32)
 
 
 @wp.func
@@ -272,4 +279,5 @@ def env_view(m: Machine, i: int) -> Machine:
     v.joy_rel_wait = m.joy_rel_wait[i : i + 1]
     v.line_latch = m.line_latch[i : i + 1]
     v.frame_video = m.frame_video[i : i + 1]
+    v.video_log = m.video_log[i : i + 1]
     return v
