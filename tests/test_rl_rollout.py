@@ -36,9 +36,9 @@ def test_one_render_per_env_step_into_the_slot(monkeypatch):
     calls = []
     real = pixels_mod.PixelBuffers._render_shades
 
-    def counting(self, video, latch, shades, packed, stream):
+    def counting(self, video, latch, video_log, shades, packed, stream):
         calls.append((shades is not None, packed is not None))
-        return real(self, video, latch, shades, packed, stream)
+        return real(self, video, latch, video_log, shades, packed, stream)
 
     monkeypatch.setattr(pixels_mod.PixelBuffers, "_render_shades", counting)
     env, buf = _env(max_steps=3)  # a reset inside the rollout too
