@@ -32,47 +32,52 @@ import torch
 from gbxcule.envs.vector import GbxVectorEnv
 from gbxcule.rl.tasks import TaskSpec
 
+
+class _StandIn:
+    """PufferLib's buffer contract, for when PufferLib is not installed."""
+
+    def __init__(self, buf: dict | None = None) -> None:
+        n = self.num_agents
+        shape = self.single_observation_space.shape
+        if buf is None:
+            buf = {
+                "observations": np.zeros((n, *shape), dtype=np.uint8),
+                "rewards": np.zeros(n, dtype=np.float32),
+                "terminals": np.zeros(n, dtype=bool),
+                "truncations": np.zeros(n, dtype=bool),
+                "masks": np.ones(n, dtype=bool),
+                "actions": np.zeros(n, dtype=np.int32),
+            }
+        for key, value in buf.items():
+            setattr(self, key, value)
+        self.agent_ids = np.arange(n)
+
+    def async_reset(self, seed: int | None = None) -> None:
+        _, self.infos = self.reset(seed)
+
+    def send(self, actions: Any) -> None:
+        _, _, _, _, self.infos = self.step(actions)
+
+    def recv(self) -> tuple:
+        return (
+            self.observations,
+            self.rewards,
+            self.terminals,
+            self.truncations,
+            self.infos,
+            self.agent_ids,
+            self.masks,
+        )
+
+
+_Base: Any = _StandIn
 try:
     import pufferlib
 
-    _Base: Any = pufferlib.PufferEnv
+    _Base = pufferlib.PufferEnv
     HAVE_PUFFERLIB = True
-except ImportError:  # the stand-in below keeps PufferLib's buffer contract
+except ImportError:  # the stand-in keeps PufferLib's buffer contract
     HAVE_PUFFERLIB = False
-
-    class _Base:  # type: ignore[no-redef]
-        def __init__(self, buf: dict | None = None) -> None:
-            n = self.num_agents
-            shape = self.single_observation_space.shape
-            if buf is None:
-                buf = {
-                    "observations": np.zeros((n, *shape), dtype=np.uint8),
-                    "rewards": np.zeros(n, dtype=np.float32),
-                    "terminals": np.zeros(n, dtype=bool),
-                    "truncations": np.zeros(n, dtype=bool),
-                    "masks": np.ones(n, dtype=bool),
-                    "actions": np.zeros(n, dtype=np.int32),
-                }
-            for key, value in buf.items():
-                setattr(self, key, value)
-            self.agent_ids = np.arange(n)
-
-        def async_reset(self, seed: int | None = None) -> None:
-            _, self.infos = self.reset(seed)
-
-        def send(self, actions: Any) -> None:
-            _, _, _, _, self.infos = self.step(actions)
-
-        def recv(self) -> tuple:
-            return (
-                self.observations,
-                self.rewards,
-                self.terminals,
-                self.truncations,
-                self.infos,
-                self.agent_ids,
-                self.masks,
-            )
 
 
 class GbxPufferEnv(_Base):
