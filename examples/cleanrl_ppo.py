@@ -100,6 +100,28 @@ def ppo_update(agent, optimizer, args, b) -> dict[str, float]:
     return {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": ent.mean().item()}
 
 
+def gae_batch(agent, args, obs_buf, actions, logprobs, rewards, dones, values, next_obs, next_done):
+    """GAE over a ``[T, N]`` rollout (``dones[t]``: obs t starts a new episode, CleanRL's
+    convention) and the flat minibatch source for :func:`ppo_update`."""
+    T = rewards.shape[0]
+    with torch.no_grad():
+        next_value = agent.get_value(next_obs)
+        adv = torch.zeros_like(rewards)
+        last = torch.zeros_like(rewards[0])
+        for t in reversed(range(T)):
+            nonterm = 1.0 - (next_done if t == T - 1 else dones[t + 1])
+            nv = next_value if t == T - 1 else values[t + 1]
+            delta = rewards[t] + args.gamma * nv * nonterm - values[t]
+            adv[t] = last = delta + args.gamma * args.gae_lambda * nonterm * last
+    return {
+        "obs": obs_buf.flatten(0, 1),
+        "actions": actions.flatten(0, 1),
+        "logprobs": logprobs.flatten(0, 1),
+        "advantages": adv.flatten(0, 1),
+        "returns": (adv + values).flatten(0, 1),
+    }
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     args = parse_args(argv)
     torch.manual_seed(args.seed)
@@ -138,22 +160,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
             ep_returns += ep_return[done].tolist() if device.type == "cpu" else []
             ep_return = ep_return * (~done)
             next_obs, next_done = as_tensor(o, device), done.float()
-        with torch.no_grad():  # GAE
-            next_value = agent.get_value(next_obs)
-            adv = torch.zeros_like(rewards)
-            last = torch.zeros(N, device=device)
-            for t in reversed(range(T)):
-                nonterm = 1.0 - (next_done if t == T - 1 else dones[t + 1])
-                nv = next_value if t == T - 1 else values[t + 1]
-                delta = rewards[t] + args.gamma * nv * nonterm - values[t]
-                adv[t] = last = delta + args.gamma * args.gae_lambda * nonterm * last
-        b = {
-            "obs": obs_buf.flatten(0, 1),
-            "actions": actions.flatten(0, 1),
-            "logprobs": logprobs.flatten(0, 1),
-            "advantages": adv.flatten(0, 1),
-            "returns": (adv + values).flatten(0, 1),
-        }
+        b = gae_batch(
+            agent, args, obs_buf, actions, logprobs, rewards, dones, values, next_obs, next_done
+        )
         stats = ppo_update(agent, optimizer, args, b)
         sps = update * T * N / (time.perf_counter() - start)
         recent = ep_returns[-100:]

@@ -24,7 +24,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pufferlib  # noqa: E402
 import pufferlib.vector  # noqa: E402
-from cleanrl_ppo import Agent, ppo_update  # noqa: E402
+from cleanrl_ppo import Agent, gae_batch, ppo_update  # noqa: E402
 
 from gbxcule.envs import make_puffer_env  # noqa: E402
 
@@ -98,21 +98,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
             rewards[t] = torch.from_numpy(np.asarray(r, dtype=np.float32).copy())
             next_obs = torch.from_numpy(np.asarray(o).copy())
             next_done = torch.from_numpy(np.asarray(term) | np.asarray(trunc)).float()
-        with torch.no_grad():
-            next_value = agent.get_value(next_obs)
-            adv, last = torch.zeros_like(rewards), torch.zeros(n)
-            for t in reversed(range(T)):
-                nonterm = 1.0 - (next_done if t == T - 1 else dones[t + 1])
-                nv = next_value if t == T - 1 else values[t + 1]
-                delta = rewards[t] + args.gamma * nv * nonterm - values[t]
-                adv[t] = last = delta + args.gamma * args.gae_lambda * nonterm * last
-        b = {
-            "obs": obs_buf.flatten(0, 1),
-            "actions": actions.flatten(0, 1),
-            "logprobs": logprobs.flatten(0, 1),
-            "advantages": adv.flatten(0, 1),
-            "returns": (adv + values).flatten(0, 1),
-        }
+        b = gae_batch(
+            agent, args, obs_buf, actions, logprobs, rewards, dones, values, next_obs, next_done
+        )
         stats = ppo_update(agent, optimizer, args, b)
         sps = update * T * n / (time.perf_counter() - start)
         ret = episode_infos[-1]["episode_return"] if episode_infos else None
