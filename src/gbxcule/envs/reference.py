@@ -9,7 +9,6 @@ PyBoy's screen downsampled (and packed) on the host, stacked like the vector env
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +38,7 @@ class PyBoyTaskEnv(gym.Env):
         from gbxcule.backends.pyboy_backend import PyBoySingleBackend
 
         width = check_obs(obs, stack)
-        spec, rom_path = resolve_task(task, rom)
-        if max_steps is not None:
-            spec = replace(spec, max_steps=int(max_steps))
+        spec, rom_path = resolve_task(task, rom, max_steps)
         self.obs_format = obs
         self.render_mode = render_mode
         self._spec = spec

@@ -49,10 +49,15 @@ AUTORESET_MODES = {
 }
 
 
-def resolve_task(task: str | TaskSpec, rom: str | Path | None) -> tuple[TaskSpec, Path]:
+def resolve_task(
+    task: str | TaskSpec, rom: str | Path | None, max_steps: int | None = None
+) -> tuple[TaskSpec, Path]:
+    """The task (with ``max_steps`` overriding its truncation when given) and its ROM path."""
     spec = get_task(task) if isinstance(task, str) else task
     if not isinstance(spec, TaskSpec):
         raise TypeError(f"task must be a task name or a TaskSpec, got {type(task).__name__}")
+    if max_steps is not None:
+        spec = replace(spec, max_steps=int(max_steps))
     return spec, spec.rom_path(rom)
 
 
@@ -105,9 +110,7 @@ class GbxVectorEnv(VectorEnv):
         **backend_kwargs: Any,
     ) -> None:
         width = check_obs(obs, stack)
-        spec, rom_path = resolve_task(task, rom)
-        if max_steps is not None:
-            spec = replace(spec, max_steps=int(max_steps))
+        spec, rom_path = resolve_task(task, rom, max_steps)
         self.spec_task = spec
         self.obs_format = obs
         self.autoreset_mode = _mode = parse_autoreset_mode(autoreset_mode)
