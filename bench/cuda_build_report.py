@@ -153,6 +153,37 @@ def build_module(module_name: str, ptxas: str, ptx_version: str, work: Path) -> 
     }
 
 
+# The GPU budget of issue #15: the step kernel's hot path lives in registers. Checked with
+# --budget (exit 1 when broken) on every run of the step module, and kept in its row.
+BUDGET_ENTRY = "step_kernel"
+BUDGET_STACK = 2048  # bytes of stack frame, step_kernel
+BUDGET_SPILL_ENTRY = 1000  # bytes of spill stores, step_kernel
+BUDGET_SPILL_FUNCTION = 500  # bytes of spill stores, each function it keeps out of line
+
+
+def check_budget(row: dict) -> list[str]:
+    """The budget's breaches in one module's row (empty: within budget, or not the step)."""
+    fns = row["functions"]
+    entries = [f for f in fns if f["kind"] == "entry" and f.get("name") == BUDGET_ENTRY]
+    if not entries:
+        return []
+    entry = entries[0]
+    out = []
+    stack = entry.get("cumulative_stack", entry.get("stack_frame", 0))
+    if stack > BUDGET_STACK:
+        out.append(f"{BUDGET_ENTRY} stack {stack} B > {BUDGET_STACK} B")
+    if entry["spill_stores"] > BUDGET_SPILL_ENTRY:
+        out.append(
+            f"{BUDGET_ENTRY} spill stores {entry['spill_stores']} B > {BUDGET_SPILL_ENTRY} B"
+        )
+    for fn in fns:
+        if fn["kind"] == "function" and fn["spill_stores"] > BUDGET_SPILL_FUNCTION:
+            out.append(
+                f"{fn.get('name')} spill stores {fn['spill_stores']} B > {BUDGET_SPILL_FUNCTION} B"
+            )
+    return out
+
+
 def _commit() -> str:
     try:
         return subprocess.run(
@@ -197,6 +228,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS_DIR)
     ap.add_argument("--label", default="")
     ap.add_argument("--ptxas", default="ptxas", help="the CUDA toolkit's ptxas")
+    ap.add_argument(
+        "--budget",
+        action="store_true",
+        help=f"exit 1 unless {BUDGET_ENTRY} has <= {BUDGET_STACK} B stack and <= "
+        f"{BUDGET_SPILL_ENTRY} B spill stores, and each out-of-line function <= "
+        f"{BUDGET_SPILL_FUNCTION} B",
+    )
     args = ap.parse_args(argv)
     ptxas = shutil.which(args.ptxas)
     if ptxas is None:
@@ -222,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
             versions=_versions(),
             timestamp=time.time(),
         )
+        breaches = check_budget(row)
+        if any(f.get("name") == BUDGET_ENTRY for f in row["functions"]):
+            row["budget_breaches"] = breaches
         rows.append(row)
         first = row["functions"][0] if row["functions"] else {}
         print(
@@ -236,6 +277,12 @@ def main(argv: list[str] | None = None) -> int:
             fh.write(json.dumps(row) + "\n")
     all_rows = [json.loads(x) for x in (args.out / "results.jsonl").read_text().splitlines() if x]
     print(f"wrote {write_summary(all_rows, args.out)}")
+    breaches = [b for row in rows for b in row.get("budget_breaches", [])]
+    for b in breaches:
+        print(f"over budget: {b}", file=sys.stderr)
+    if args.budget and any("budget_breaches" in row for row in rows):
+        print("budget: " + ("BROKEN" if breaches else "met"))
+        return 1 if breaches else 0
     return 0
 
 

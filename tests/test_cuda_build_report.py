@@ -87,3 +87,52 @@ def test_kernel_modules_lists_every_module_with_a_kernel() -> None:
         if p.stem != "__init__" and "@wp.kernel" in p.read_text()
     }
     assert with_kernels == set(KERNEL_MODULES)
+
+
+def test_budget_names_every_breach_and_passes_a_row_within_it() -> None:
+    from bench.cuda_build_report import check_budget
+
+    row = {"functions": parse_ptxas(PTXAS_OUTPUT)}
+    breaches = check_budget(row)
+    assert breaches == [
+        "step_kernel stack 11760 B > 2048 B",
+        "step_kernel spill stores 4362 B > 1000 B",
+        "cpu_tick spill stores 8216 B > 500 B",
+        "bus_read_at spill stores 4870 B > 500 B",
+    ]
+    ok = {
+        "functions": [
+            {
+                "kind": "entry",
+                "name": "step_kernel",
+                "stack_frame": 2048,
+                "cumulative_stack": 2048,
+                "spill_stores": 1000,
+                "spill_loads": 0,
+            },
+            {
+                "kind": "function",
+                "name": "lcd_sync_outlined",
+                "stack_frame": 0,
+                "spill_stores": 500,
+                "spill_loads": 0,
+            },
+        ]
+    }
+    assert check_budget(ok) == []
+    # a module without the step kernel has no budget
+    assert (
+        check_budget(
+            {
+                "functions": [
+                    {
+                        "kind": "entry",
+                        "name": "render_full_kernel",
+                        "stack_frame": 9999,
+                        "spill_stores": 9999,
+                    }
+                ]
+            }
+        )
+        == []
+    )
