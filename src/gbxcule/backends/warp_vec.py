@@ -26,6 +26,7 @@ from gbxcule.backends.checks import (
     write_values,
 )
 from gbxcule.backends.env_slices import EnvSlices, PerEnv, PerSlice
+from gbxcule.backends.hooks import HooksMixin
 from gbxcule.backends.pixels import PixelBackendMixin, PixelBuffers
 from gbxcule.backends.protocol import CPU_STATE_KEYS
 from gbxcule.backends.training_api import TrainingApiMixin
@@ -62,7 +63,7 @@ def poke_memory(m: Any, env: int, addr: int, data: bytes | np.ndarray | int) -> 
         wp.launch(poke, dim=1, inputs=[m, env, addr, arr], device=m.mem.device)
 
 
-class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
+class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
     """Shared shell: ROM validation, state allocation, reset, host access to one env."""
 
     name = "warp"
@@ -124,7 +125,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
             slices=self._slices,
         )
         self._buttons = wp.zeros(num_envs, dtype=wp.int32, device=device)
-        self._recorded_step: tuple[tuple[int, int], list[Any]] | None = None
+        self._recorded_step: tuple[tuple[int, int, Any], list[Any]] | None = None
         self._init_training_api(state_path=state_path, sym_path=sym_path)  # training_api.py
         self.reset()
 
@@ -139,13 +140,13 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
 
     def _step_launches(self) -> list[Any]:
         """``step()``'s launches, recorded once: their arguments do not change from step to
-        step (the buttons buffer is refilled in place); recorded again if the pacing is."""
-        pacing = (self.frames_per_step, self.release_after_frames)
-        if self._recorded_step is None or self._recorded_step[0] != pacing:
-            from gbxcule.kernels.step import step_kernel
-
+        step (the buttons buffer is refilled in place); recorded again if the pacing or the
+        kernel (plain, or hooked while hooks are set: backends/hooks.py) is."""
+        kernel = self._step_kernel()
+        key = (self.frames_per_step, self.release_after_frames, kernel)
+        if self._recorded_step is None or self._recorded_step[0] != key:
             launches = self._slices.record(
-                step_kernel,
+                kernel,
                 [
                     self._machine_parts,
                     PerEnv(self._buttons),
@@ -156,7 +157,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin):
                 ],
                 device=self.device,
             )
-            self._recorded_step = (pacing, launches)
+            self._recorded_step = (key, launches)
         return self._recorded_step[1]
 
     # ---- protocol -------------------------------------------------------------

@@ -249,6 +249,12 @@ class Machine:
     # line can be rendered with VRAM/OAM as PyBoy drew it (kernels/video_log.py).
     video_log: wp.array2d(dtype=wp.int32)
 
+    # ---- event hooks (kernels/hooks.py) ----------------------------------------
+    # [N, HOOK_WORDS] the hook table (the same in every row), PyBoy's breakpoint single-step
+    # flag, and the last step's stop flag and hit counts. Not emulator state: read and
+    # written only by the hooked variant of the step kernel (kernels/step.py).
+    hooks: wp.array2d(dtype=wp.int32)
+
 
 @wp.func
 def env_view(m: Machine, i: int) -> Machine:
@@ -280,4 +286,5 @@ def env_view(m: Machine, i: int) -> Machine:
     v.line_latch = m.line_latch[i : i + 1]
     v.frame_video = m.frame_video[i : i + 1]
     v.video_log = m.video_log[i : i + 1]
+    v.hooks = m.hooks[i : i + 1]
     return v

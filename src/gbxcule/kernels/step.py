@@ -23,15 +23,27 @@ latches) runs on the step's last frame only, as ``PyBoy.tick(n, render)`` does.
 Envs with ``m.i32[i, LOCKED] != 0`` (an illegal opcode, where PyBoy would hang) are
 skipped (the backend reports them: ``locked_torch``/``locked_envs``). The same kernel
 runs the boot ROM at reset (``stop_pc``, see ``step_kernel``).
+
+Compile-time variants (``make_step_kernel``): ``step_kernel`` is the plain kernel, the
+only one in this Warp module (what the backends launch, and what the CUDA build checks
+and reports measure). ``step_kernel_variant(hooks=True)`` builds, on first use, the same
+loop with event hooks compiled in (``kernels/hooks.py``): a hooked fetch ends the slice
+before the instruction and the CPU single-steps past it, as PyBoy's breakpoints do. It
+lives in a Warp module of its own, so the plain kernel has no hook test in it and its
+module (hash, code, cache) is the same whether or not a hooked one was ever built.
 """
 
 from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
 
 import warp as wp
 
 from gbxcule.kernels.cpu import cpu_step
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.dma import dma_sync
+from gbxcule.kernels.hooks import HOOK_SS, hook_at, hook_reached, hooks_step_start
 from gbxcule.kernels.interrupts import check_interrupts
 from gbxcule.kernels.ioregs import NEVER, pending_interrupts, raise_interrupt
 from gbxcule.kernels.joypad import joypad_frame_end, joypad_frame_start
@@ -115,46 +127,6 @@ TICK_SYNCED = 2  # cpu_tick ended its last slice with sync_units already
 
 
 @wp.func
-def cpu_tick(m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int) -> int:
-    """PyBoy's ``CPU.tick``; returns ``TICK_STOPPED`` at ``stop_pc`` (boot hand-over).
-
-    When the run of instructions reaches the target and the next slice would start as a
-    plain continuation (``next_slice_is_plain``), the slice's end (``sync_units``) runs
-    here and the instructions go on with the registers kept in locals: the same
-    sequence as returning to ``run_frame``. The last such sync sets ``TICK_SYNCED``.
-    """
-    i32 = m.i32
-    i64 = m.i64
-    end = i64[i, CYCLES] + target
-    if check_interrupts(m, i) != 0:
-        i32[i, HALTED] = 0
-    if i32[i, HALTED] != 0 and i32[i, INT_QUEUED] != 0:
-        i32[i, HALTED] = 0
-        i32[i, PC] = (i32[i, PC] + 1) & 0xFFFF
-    elif i32[i, HALTED] != 0:
-        i64[i, CYCLES] = i64[i, CYCLES] + target
-    i32[i, INT_QUEUED] = 0
-    out = wp.int32(0)
-    if i64[i, CYCLES] < end:
-        r = load_regs(m, i)  # registers stay in locals for the run of instructions
-        while r.cycles < end:
-            if r.pc == stop_pc and i32[i, BOOT_ON] == 0:
-                out = TICK_STOPPED
-                break
-            if cpu_step(m, i, r) != 0:  # PyBoy's bail, or the env locked
-                break
-            if r.cycles >= end:
-                i64[i, CYCLES] = r.cycles
-                sync_units(m, i)
-                if next_slice_is_plain(m, i, r.ime_delay) == 0:
-                    out = TICK_SYNCED
-                    break
-                end = r.cycles + slice_target(m, i)
-        store_regs(m, i, r)
-    return out
-
-
-@wp.func
 def halt_through_lcd(m: wp.ref[Machine], i: int):
     """Quiet HALT (``halt_is_quiet``): the slices that end at LCD transitions, fused.
 
@@ -183,57 +155,183 @@ def halt_through_lcd(m: wp.ref[Machine], i: int):
     raise_interrupt(m, i, timer_sync(m, i, cycles))
 
 
-@wp.func
-def run_frame(m: wp.ref[Machine], i: int, stop_pc: int) -> int:
-    """One ``PyBoy.tick()`` frame; returns 1 if it stopped at ``stop_pc`` instead."""
-    i32 = m.i32
-    i32[i, FRAME_DONE] = 0
-    while i32[i, FRAME_DONE] == 0 and i32[i, LOCKED] == 0:
-        if halt_is_quiet(m, i) != 0:
-            halt_through_lcd(m, i)
-            if i32[i, FRAME_DONE] == 0 and halt_is_quiet(m, i) != 0:
-                # the slice a timer/serial event or OAM DMA may end: all cpu_tick would do
-                m.i64[i, CYCLES] = m.i64[i, CYCLES] + slice_target(m, i)
+@dataclass(frozen=True)
+class StepFeatures:
+    """What a variant of the step kernel compiles in (``if wp.static(features.X)`` blocks,
+    which vanish when off); all off is the plain kernel. A new feature is one more field."""
+
+    hooks: bool = False  # event hooks (kernels/hooks.py)
+
+    @property
+    def module(self) -> str | None:
+        """The Warp module of the variant's kernel and funcs: this one (``None``) for the
+        plain kernel; any other variant one of its own (``"unique"``: named by its hash),
+        so building it neither adds to nor invalidates this module."""
+        return None if self == StepFeatures() else "unique"
+
+
+def make_step_kernel(features: StepFeatures):
+    """A new step kernel with ``features`` compiled in. Registers new Warp funcs and a new
+    kernel on each call, so build each variant once: ``step_kernel`` (the plain one,
+    registered as ``step_kernel`` / ``cpu_tick`` / ``run_frame`` in this module) and
+    ``step_kernel_variant`` do."""
+    cpu_tick = _make_cpu_tick(features)
+    run_frame = _make_run_frame(features, cpu_tick)
+    return _make_kernel(features, run_frame)
+
+
+def _make_cpu_tick(features: StepFeatures):
+    @wp.func(name="cpu_tick", module=features.module)
+    def cpu_tick(m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int) -> int:
+        """PyBoy's ``CPU.tick``; returns ``TICK_STOPPED`` at ``stop_pc`` (boot hand-over).
+
+        When the run of instructions reaches the target and the next slice would start as
+        a plain continuation (``next_slice_is_plain``), the slice's end (``sync_units``)
+        runs here and the instructions go on with the registers kept in locals: the same
+        sequence as returning to ``run_frame``. The last such sync sets ``TICK_SYNCED``.
+
+        Hooks: a fetch at a hooked address bails before the instruction (PyBoy's BRK) and
+        sets ``HOOK_SS``; a single-step slice (``HOOK_SS`` set at entry) runs the
+        instruction at its start PC un-patched and never fuses into the next slice
+        (``run_frame`` looks the PC up after it).
+        """
+        i32 = m.i32
+        i64 = m.i64
+        end = i64[i, CYCLES] + target
+        if wp.static(features.hooks):
+            single = m.hooks[i, HOOK_SS]
+            pc0 = wp.where(single != 0, i32[i, PC], -1)
+        if check_interrupts(m, i) != 0:
+            i32[i, HALTED] = 0
+        if i32[i, HALTED] != 0 and i32[i, INT_QUEUED] != 0:
+            i32[i, HALTED] = 0
+            i32[i, PC] = (i32[i, PC] + 1) & 0xFFFF
+        elif i32[i, HALTED] != 0:
+            i64[i, CYCLES] = i64[i, CYCLES] + target
+        i32[i, INT_QUEUED] = 0
+        out = wp.int32(0)
+        if i64[i, CYCLES] < end:
+            r = load_regs(m, i)  # registers stay in locals for the run of instructions
+            while r.cycles < end:
+                if r.pc == stop_pc and i32[i, BOOT_ON] == 0:
+                    out = TICK_STOPPED
+                    break
+                if wp.static(features.hooks):
+                    if r.pc != pc0 and hook_at(m, i, r.pc, 1) >= 0:
+                        # PyBoy's BRK: no cycles, PC unchanged, but it runs the EI countdown
+                        # as any opcode does
+                        m.hooks[i, HOOK_SS] = 1
+                        if r.ime_delay > 0:
+                            r.ime_delay = r.ime_delay - 1
+                            r.ime = wp.where(r.ime_delay == 0, 1, r.ime)
+                        break
+                if cpu_step(m, i, r) != 0:  # PyBoy's bail, or the env locked
+                    break
+                if wp.static(features.hooks):
+                    if single != 0:  # one instruction, then run_frame's breakpoint_reached
+                        continue
+                if r.cycles >= end:
+                    i64[i, CYCLES] = r.cycles
+                    sync_units(m, i)
+                    if next_slice_is_plain(m, i, r.ime_delay) == 0:
+                        out = TICK_SYNCED
+                        break
+                    end = r.cycles + slice_target(m, i)
+            store_regs(m, i, r)
+        return out
+
+    return cpu_tick
+
+
+def _make_run_frame(features: StepFeatures, cpu_tick):
+    @wp.func(name="run_frame", module=features.module)
+    def run_frame(m: wp.ref[Machine], i: int, stop_pc: int) -> int:
+        """One ``PyBoy.tick()`` frame; returns 1 if it stopped at ``stop_pc`` or, with
+        ``stop_on_hit``, at a hook hit instead.
+
+        Hooks: every slice that ends with ``HOOK_SS`` set is followed by PyBoy's
+        ``breakpoint_reached`` (``hook_reached``), and while ``HOOK_SS`` is set a slice is
+        a 4-cycle single step, halted or not (kernels/hooks.py).
+        """
+        i32 = m.i32
+        i32[i, FRAME_DONE] = 0
+        while i32[i, FRAME_DONE] == 0 and i32[i, LOCKED] == 0:
+            if wp.static(features.hooks):
+                if m.hooks[i, HOOK_SS] != 0:
+                    ticked = cpu_tick(m, i, MIN_SLICE, stop_pc)
+                    sync_units(m, i)  # a single step never fuses (never TICK_SYNCED)
+                    if ticked == TICK_STOPPED:
+                        return 1
+                    if hook_reached(m, i, i32[i, PC]) != 0:
+                        return 1
+                    continue
+            if halt_is_quiet(m, i) != 0:
+                halt_through_lcd(m, i)
+                if i32[i, FRAME_DONE] == 0 and halt_is_quiet(m, i) != 0:
+                    # the slice a timer/serial event or OAM DMA may end: all cpu_tick would do
+                    m.i64[i, CYCLES] = m.i64[i, CYCLES] + slice_target(m, i)
+                    sync_units(m, i)
+                continue
+            ticked = cpu_tick(m, i, slice_target(m, i), stop_pc)
+            if ticked != TICK_SYNCED:
                 sync_units(m, i)
-            continue
-        ticked = cpu_tick(m, i, slice_target(m, i), stop_pc)
-        if ticked != TICK_SYNCED:
-            sync_units(m, i)
-        if ticked == TICK_STOPPED:
-            return 1
-    return 0
+            if ticked == TICK_STOPPED:
+                return 1
+            if wp.static(features.hooks):
+                if m.hooks[i, HOOK_SS] != 0:  # the slice ended at a hooked fetch
+                    if hook_reached(m, i, i32[i, PC]) != 0:
+                        return 1
+        return 0
+
+    return run_frame
 
 
-@wp.kernel
-def step_kernel(
-    m: Machine,
-    buttons: wp.array(dtype=wp.int32),
-    frames: int,
-    release_after: int,
-    render: int,
-    stop_pc: int,
-):
-    """Run ``frames`` frames per env; ``buttons[i]`` is the step's button mask (0 = none).
+def _make_kernel(features: StepFeatures, run_frame):
+    @wp.kernel(name="step_kernel", module=features.module, enable_backward=False)
+    def step_kernel(
+        m: Machine,
+        buttons: wp.array(dtype=wp.int32),
+        frames: int,
+        release_after: int,
+        render: int,
+        stop_pc: int,
+    ):
+        """Run ``frames`` frames per env; ``buttons[i]`` is the step's button mask (0 = none).
 
-    ``stop_pc`` = -1 for a normal step. The reset passes ``POST_BOOT_PC`` (with no
-    buttons, ``BOOT_MAX_FRAMES`` frames, render off) to run the boot ROM from power-on
-    to where the oracle's reset snapshot is taken: PyBoy stops at a breakpoint on
-    0x0100 after finishing that slice's unit syncs. The host then checks that every
-    env has PC = 0x0100 with the boot ROM unmapped. (One kernel for both, so the
-    CPU is compiled once.)
-    """
-    i = wp.tid()
-    if m.i32[i, LOCKED] != 0:
-        return
-    press = buttons[i]
-    e = env_view(m, i)  # env i as env 0 of a view: constant index, cheaper accesses
-    for f in range(frames):
-        joypad_frame_start(e, 0, wp.where(f == 0, press, 0), release_after)
-        e.i32[0, LCD_RENDER] = 0
-        if render != 0 and f == frames - 1:
-            e.i32[0, LCD_RENDER] = 1
-        if run_frame(e, 0, stop_pc) != 0:
+        ``stop_pc`` = -1 for a normal step. The reset passes ``POST_BOOT_PC`` (with no
+        buttons, ``BOOT_MAX_FRAMES`` frames, render off) to run the boot ROM from power-on
+        to where the oracle's reset snapshot is taken: PyBoy stops at a breakpoint on
+        0x0100 after finishing that slice's unit syncs. The host then checks that every
+        env has PC = 0x0100 with the boot ROM unmapped. (One kernel for both, so the
+        CPU is compiled once.)
+        """
+        i = wp.tid()
+        if m.i32[i, LOCKED] != 0:
             return
-        joypad_frame_end(e, 0)
-        if e.i32[0, LOCKED] != 0:
-            return
+        press = buttons[i]
+        e = env_view(m, i)  # env i as env 0 of a view: constant index, cheaper accesses
+        if wp.static(features.hooks):
+            hooks_step_start(e, 0)
+        for f in range(frames):
+            joypad_frame_start(e, 0, wp.where(f == 0, press, 0), release_after)
+            e.i32[0, LCD_RENDER] = 0
+            if render != 0 and f == frames - 1:
+                e.i32[0, LCD_RENDER] = 1
+            if run_frame(e, 0, stop_pc) != 0:
+                return
+            joypad_frame_end(e, 0)
+            if e.i32[0, LOCKED] != 0:
+                return
+
+    return step_kernel
+
+
+step_kernel = make_step_kernel(StepFeatures())
+
+
+@functools.cache
+def step_kernel_variant(hooks: bool = False):
+    """The step kernel with these features compiled in: ``step_kernel`` when none is, else
+    the variant, built on the first call and compiled on its first launch."""
+    features = StepFeatures(hooks=hooks)
+    return step_kernel if features == StepFeatures() else make_step_kernel(features)

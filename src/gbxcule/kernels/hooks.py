@@ -1,0 +1,113 @@
+"""Event hooks: PyBoy 2.8.1's ``hook_register`` on ROM addresses, counted per env.
+
+PyBoy installs a hook by patching the ROM byte at (bank, addr) with its breakpoint
+opcode 0xDB. What follows from that, and what ``step.py`` reproduces:
+
+* **BRK**: when the CPU *fetches* the patched byte (its ROM bank mapped: bank 0 at
+  0x0000-0x3FFF with MBC1's low bank 0 and the boot ROM unmapped, ``ROM_BANK`` at
+  0x4000-0x7FFF), it bails out of the slice without executing anything (no cycles,
+  PC unchanged; but, as after any opcode, an EI countdown ticks) and sets
+  ``breakpoint_singlestep`` (our ``HOOK_SS``). The slice ends as any bail does: the
+  units are synced to the CPU's cycle count.
+* **reached**: after every slice that ends with ``HOOK_SS`` set, PyBoy looks up the PC
+  in its hook table (``breakpoint_reached``: bank 0 below 0x4000, ``ROM_BANK`` above,
+  with no low-bank test). A hook there is a **hit**: the callback runs (we count it in
+  column ``HOOK_HITS + k``), and ``HOOK_SS`` stays set; no hook there clears ``HOOK_SS``.
+* **single step**: while ``HOOK_SS`` is set a slice is 4 cycles long (``cpu_tick``
+  with target 4, even while halted), with the hook it starts at un-patched: it checks
+  interrupts, then executes the hooked instruction (or dispatches an interrupt, or
+  stays halted), then syncs the units: one instruction per slice.
+
+Consequences, all as PyBoy counts them: an instruction reached twice is counted twice
+(a loop); a hooked instruction pre-empted by an interrupt in its single-step slice is
+counted again when the CPU comes back to it; a hook on an interrupt vector counts each
+dispatch; a hooked HALT is counted once per 4-cycle slice while the CPU stays halted on
+it (PyBoy keeps PC on the HALT). Hooks also change the slicing (a slice ends at every
+hit), which can move an interrupt dispatch, exactly as it does in PyBoy.
+
+Where PyBoy has no answer: when a frame ends in a single-step slice with the PC still on
+a hook (typically a hooked HALT the game waits for VBlank in), PyBoy 2.8.1's ``tick``
+never returns (it calls the hook back forever). We count that hit once, end the frame,
+and go on single-stepping in the next one.
+
+All of it lives in one per-env array, ``Machine.hooks`` (row layout below): the hook
+table (count, stop flag, a 32-bit filter with bit ``addr & 31`` of every hook, so most PCs
+are rejected with one test, and the keys ``bank << 16 | addr``, the same in every row),
+``HOOK_SS``, this step's stop flag and hit counts. It is not emulator state: PyBoy's save
+states do not carry ``breakpoint_singlestep`` either, so capture, restore, start states
+and ``reset()`` leave the row alone (``backends/warp_base.py``'s ``PROBE_FIELDS``).
+
+Only the hooked variant of the step kernel (``kernels/step.py``, ``make_step_kernel``)
+calls these funcs; the plain kernel, launched while no hook is set, never reads the row.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.kernels.state import BOOT_ON, ROM_BANK, ROM_BANK_LOW, Machine
+
+wp.set_module_options({"enable_backward": False})
+
+HOOK_MAX = 32  # hooks per backend
+# Columns of a ``Machine.hooks`` row:
+HOOK_SS = 0  # PyBoy's breakpoint_singlestep: 1 while the CPU steps past a hook
+HOOK_STOPPED = 1  # 1 when this env's last step ended at a hit (stop_on_hit)
+HOOK_COUNT = 2  # hooks registered
+HOOK_STOP = 3  # 1 = stop_on_hit
+HOOK_BLOOM = 4  # bit (addr & 31) set for every hook
+HOOK_KEYS = 5  # HOOK_KEYS + k: bank << 16 | addr of hook k
+HOOK_HITS = HOOK_KEYS + HOOK_MAX  # HOOK_HITS + k: hits of hook k in this env's last step
+HOOK_WORDS = HOOK_HITS + HOOK_MAX
+HOOK_ROM_END = 0x8000  # hooks are on ROM addresses only
+
+HIT_NONE = wp.constant(-1)
+
+
+@wp.func
+def hook_at(m: wp.ref[Machine], i: int, pc: int, fetch: int) -> int:
+    """The index of the hook at ``pc`` in the bank mapped there, or -1.
+
+    ``fetch`` = 1: as the CPU's fetch sees the patched byte (bank 0 below 0x4000 only with
+    MBC1's low bank 0 and the boot ROM unmapped); 0: as PyBoy's ``breakpoint_reached``
+    looks it up (bank 0 below 0x4000)."""
+    hooks = m.hooks
+    if ((hooks[i, HOOK_BLOOM] >> (pc & 31)) & 1) == 0 or pc >= HOOK_ROM_END:
+        return HIT_NONE
+    i32 = m.i32
+    bank = wp.int32(0)
+    if pc >= 0x4000:
+        bank = i32[i, ROM_BANK]
+    elif fetch != 0 and (i32[i, ROM_BANK_LOW] != 0 or (pc < 0x100 and i32[i, BOOT_ON] != 0)):
+        return HIT_NONE
+    key = (bank << 16) | pc
+    out = HIT_NONE
+    for k in range(hooks[i, HOOK_COUNT]):
+        if out < 0 and hooks[i, HOOK_KEYS + k] == key:
+            out = k
+    return out
+
+
+@wp.func
+def hook_reached(m: wp.ref[Machine], i: int, pc: int) -> int:
+    """PyBoy's ``breakpoint_reached`` after a slice that ended single-stepping: a hook at
+    ``pc`` is a hit (counted; with ``stop_on_hit`` the env's step stops there: returns 1
+    and sets ``HOOK_STOPPED``); none clears ``HOOK_SS``."""
+    k = hook_at(m, i, pc, 0)
+    hooks = m.hooks
+    if k < 0:
+        hooks[i, HOOK_SS] = 0
+        return 0
+    hooks[i, HOOK_HITS + k] = hooks[i, HOOK_HITS + k] + 1
+    stop = hooks[i, HOOK_STOP]
+    hooks[i, HOOK_STOPPED] = stop
+    return stop
+
+
+@wp.func
+def hooks_step_start(m: wp.ref[Machine], i: int):
+    """The start of a hooked step: this step's hit counts and stop flag to 0."""
+    hooks = m.hooks
+    hooks[i, HOOK_STOPPED] = 0
+    for k in range(hooks[i, HOOK_COUNT]):
+        hooks[i, HOOK_HITS + k] = 0
