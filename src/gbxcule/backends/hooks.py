@@ -159,10 +159,13 @@ class HooksMixin:
         return list(self._hooks)
 
     def _step_kernel(self) -> Any:
-        """The step kernel ``step()`` launches: the hooked variant while hooks are set."""
+        """The step kernel ``step()`` launches: the hooked variant while hooks are set, in the
+        shape ``units_out_of_line`` picks (the GPU shape on CUDA, ``kernels/step_cuda.py``)."""
         from gbxcule.kernels.step import step_kernel_variant
 
-        return step_kernel_variant(hooks=bool(self._hooks))
+        return step_kernel_variant(
+            hooks=bool(self._hooks), units_out_of_line=self.units_out_of_line
+        )
 
     def hook_hits_torch(self) -> torch.Tensor:
         """int32 ``[N, len(hooks)]``, zero-copy: hits of each hook in the last step."""

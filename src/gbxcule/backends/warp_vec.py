@@ -85,8 +85,14 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
         cpu_fast_paths: bool = True,
         allow_bad_logo: bool = False,
         boot: str = "fast",
+        units_out_of_line: bool | None = None,
     ) -> None:
-        """``boot``: which boot ROM ``reset()`` runs from power-on (``gbxcule.asm.bootrom``):
+        """``units_out_of_line``: the step kernel's shape (``kernels/step.py``'s
+        ``StepFeatures``): ``None`` (default) the device's own, out of line on CUDA
+        (``kernels/step_cuda.py``) and inlined on the CPU; ``True``/``False`` force one, for
+        timing both shapes on both devices. Same results either way.
+
+        ``boot``: which boot ROM ``reset()`` runs from power-on (``gbxcule.asm.bootrom``):
         ``"fast"`` (default; our goldens, PyBoy backend default), ``"dmg"`` (a real DMG's
         post-boot DIV counter and LCD phase) or ``"pyboy"`` (the installed PyBoy's own boot
         ROM: every env then equals a stock ``PyBoy(rom)`` at 0x0100)."""
@@ -100,6 +106,13 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
         self.frames_per_step = frames_per_step
         self.release_after_frames = release_after_frames
         self.device = device
+        if units_out_of_line is not None and not isinstance(units_out_of_line, bool):
+            raise TypeError(
+                f"units_out_of_line must be None, True or False, got {units_out_of_line!r}"
+            )
+        self.units_out_of_line = (
+            wp.get_device(device).is_cuda if units_out_of_line is None else units_out_of_line
+        )
         self.mem_layout = mem_layout
         joypad_slots(frames_per_step, release_after_frames)
         self.machine = allocate_machine(
@@ -169,7 +182,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
         protocol and ignored.
         """
         from gbxcule.kernels.reset import power_on
-        from gbxcule.kernels.step import step_kernel
+        from gbxcule.kernels.step import step_kernel_variant
 
         seed = check_seed(seed)
         for _, arr in per_env_arrays(self.machine):
@@ -179,7 +192,8 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
         self._serial = [bytearray() for _ in range(self.num_envs)]
         self._launch_all(power_on)
         frames = BOOT_MAX_FRAMES[self.boot]
-        self._launch_all(step_kernel, PerEnv(self._buttons), frames, 0, 0, POST_BOOT_PC)
+        boot = step_kernel_variant(units_out_of_line=self.units_out_of_line)
+        self._launch_all(boot, PerEnv(self._buttons), frames, 0, 0, POST_BOOT_PC)
         wp.synchronize_device(self.device)
         pcs = field_view(self.machine, "pc").numpy()
         booted = (pcs == POST_BOOT_PC) & (field_view(self.machine, "boot_on").numpy() == 0)

@@ -4,6 +4,7 @@
 # ("" where any will do): what CI builds for sm_90 and bench.cuda_build_report measures.
 KERNEL_MODULES = {
     "gbxcule.kernels.step": "step_kernel",
+    "gbxcule.kernels.step_cuda": "step_kernel",
     "gbxcule.kernels.render": "render_shades_kernel",
     "gbxcule.kernels.reset": "",
     "gbxcule.kernels.start_states": "",

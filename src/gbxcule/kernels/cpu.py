@@ -63,7 +63,12 @@ from gbxcule.kernels.cpu_regs import (
     set_r16,
     store_regs,
 )
-from gbxcule.kernels.fetch import fetch, is_illegal
+from gbxcule.kernels.fetch import (
+    fetch_outside_rom,
+    fetch_outside_rom_outlined,
+    fetch_rom,
+    is_illegal,
+)
 from gbxcule.kernels.ioregs import pending_interrupts
 from gbxcule.kernels.state import (
     HALT_EI,
@@ -122,30 +127,53 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
     return bail
 
 
-@wp.func(inline=True)  # one call site per kernel; +2 % on the CPU (A/B, 8 rounds)
-def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
-    """``cpu_execute`` on registers held in ``regs`` (cycle counter included); memory gets
-    the cycle count and HL before each bus access (kernels/cpu_regs.py)."""
-    c0 = regs.cycles
-    fetched = fetch(m, i, regs.pc, c0, regs.h, regs.l)
-    op = fetched & 0xFF
-    n1 = (fetched >> 8) & 0xFF
-    n16 = fetched >> 8
-    cb = wp.where(op == 0xCB, 1, 0)
-    if regs.ime_delay == 0 and m.cpu_fast_paths != 0:  # kernels/cpu_fast.py; none is illegal
-        fast = wp.int32(0)
-        if cb == 0:
-            fast = cpu_fast(regs, op, n1, n16)
-            if fast == 0:
-                fast = cpu_fast_mem(m, i, regs, op, n1, n16)
-        elif (n1 & 7) != 6:
-            fast = cpu_fast_cb(regs, n1)
-        if fast != 0:
-            regs.cycles = c0 + wp.int64(fast & 0xFF)
-            return fast >> 8
-    if cb == 0 and is_illegal(op) != 0:
-        m.i32[i, LOCKED] = 0x100 | op
-        return 1
+def make_cpu_step(out_of_line: bool = False, module: str | None = None):
+    """A ``cpu_step``: ``cpu_execute`` on registers held in ``regs`` (cycle counter
+    included); memory gets the cycle count and HL before each bus access
+    (kernels/cpu_regs.py).
+
+    ``out_of_line`` picks where its rare paths run, code fetched outside ROM and the
+    general phases (``cpu_general``): inlined (``cpu_step``, what the CPU device runs
+    fastest) or called as one out-of-line copy each (the GPU-shaped step in
+    kernels/step.py: their registers then stay out of the instruction loop). ``module``:
+    the Warp module of a non-default one (``None``: this one)."""
+    read_outside_rom = fetch_outside_rom_outlined if out_of_line else fetch_outside_rom
+    general = cpu_general_outlined if out_of_line else cpu_general
+
+    @wp.func(inline=True, name="cpu_step", module=module)  # +2 % on the CPU (A/B, 8 rounds)
+    def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
+        c0 = regs.cycles
+        fetched = fetch_rom(m, i, regs.pc)
+        if fetched < 0:
+            fetched = wp.static(read_outside_rom)(m, i, regs.pc, c0, regs.h, regs.l)
+        op = fetched & 0xFF
+        n1 = (fetched >> 8) & 0xFF
+        n16 = fetched >> 8
+        cb = wp.where(op == 0xCB, 1, 0)
+        if regs.ime_delay == 0 and m.cpu_fast_paths != 0:  # kernels/cpu_fast.py; none illegal
+            fast = wp.int32(0)
+            if cb == 0:
+                fast = cpu_fast(regs, op, n1, n16)
+                if fast == 0:
+                    fast = cpu_fast_mem(m, i, regs, op, n1, n16)
+            elif (n1 & 7) != 6:
+                fast = cpu_fast_cb(regs, n1)
+            if fast != 0:
+                regs.cycles = c0 + wp.int64(fast & 0xFF)
+                return fast >> 8
+        if cb == 0 and is_illegal(op) != 0:
+            m.i32[i, LOCKED] = 0x100 | op
+            return 1
+        return wp.static(general)(m, i, regs, op, cb, n1, n16)
+
+    return cpu_step
+
+
+@wp.func
+def cpu_general(
+    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, cb: int, n1: int, n16: int
+) -> int:
+    """Every opcode through its phases: reads, compute, writes and write-back."""
     ins = decode(regs, wp.where(cb == 1, n1, op), cb, n1, n16)
     read_phase(m, i, regs, ins)
     if cb == 1:
@@ -161,6 +189,17 @@ def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
     else:
         exec_ld_alu(m, i, regs, ins)
     return write_phase(m, i, regs, ins)
+
+
+@wp.func(inline=False)
+def cpu_general_outlined(
+    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, cb: int, n1: int, n16: int
+) -> int:
+    """``cpu_general`` as one out-of-line copy (``make_cpu_step(out_of_line=True)``)."""
+    return cpu_general(m, i, regs, op, cb, n1, n16)
+
+
+cpu_step = make_cpu_step()
 
 
 @wp.func

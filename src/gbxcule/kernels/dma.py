@@ -24,7 +24,7 @@ from gbxcule.core.memory_layout import OAM_OFF
 from gbxcule.core.pyboy_state import OamDmaState
 from gbxcule.kernels.ioregs import DMA, LCDC, host_io, raise_interrupt, reg, set_reg
 from gbxcule.kernels.memmap import mem_read
-from gbxcule.kernels.ppu import TRANS_START_MODE2, lcd_mode, lcd_sync, oam_store
+from gbxcule.kernels.ppu import TRANS_START_MODE2, lcd_mode, lcd_sync_outlined, oam_store
 from gbxcule.kernels.state import (
     ACCESS_OFFSET,
     CYCLES,
@@ -73,12 +73,20 @@ def dma_sync(m: wp.ref[Machine], i: int, offset: int):
         i32[i, DMA_ACTIVE] = 0
 
 
+@wp.func(inline=False)
+def dma_sync_outlined(m: wp.ref[Machine], i: int, offset: int):
+    """``dma_sync`` as one out-of-line copy, for the bus paths below: inlined into each, it
+    made every bus access spill on sm_90. The step's own slice sync inlines ``dma_sync``
+    (out of line there cost the CPU 14 %, history/performance.md)."""
+    dma_sync(m, i, offset)
+
+
 @wp.func
 def dma_catch_up(m: wp.ref[Machine], i: int):
     """The sync PyBoy does at the top of every 0xFF00-0xFFFF access."""
     i32 = m.i32
     if i32[i, DMA_ACTIVE] != 0:
-        dma_sync(m, i, i32[i, ACCESS_OFFSET])
+        dma_sync_outlined(m, i, i32[i, ACCESS_OFFSET])
 
 
 @wp.func
@@ -108,7 +116,7 @@ def oam_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     i32 = m.i32
     offset = i32[i, ACCESS_OFFSET]
     if offset != 0:
-        raise_interrupt(m, i, lcd_sync(m, i, m.i64[i, CYCLES] + wp.int64(offset)))
+        raise_interrupt(m, i, lcd_sync_outlined(m, i, m.i64[i, CYCLES] + wp.int64(offset)))
         if (reg(m, i, LCDC) & 0x80) != 0:
             mode = lcd_mode(m, i)
             if mode == 2 or mode == 3:
@@ -117,10 +125,10 @@ def oam_read(m: wp.ref[Machine], i: int, addr: int) -> int:
             if i32[i, LCD_FIRST_FRAME] != 0 and i32[i, LCD_TRANSITION] == TRANS_START_MODE2:
                 return 0xFF
     if i32[i, DMA_ACTIVE] != 0:
-        dma_sync(m, i, offset)
+        dma_sync_outlined(m, i, offset)
     hl = (i32[i, REG_H] << 8) | i32[i, REG_L]
     if i32[i, DMA_ACTIVE] != 0 and dma_started(m, i) != 0 and hl == addr:
-        dma_sync(m, i, wp.max(offset, 4))
+        dma_sync_outlined(m, i, wp.max(offset, 4))
     if i32[i, DMA_ACTIVE] != 0 and dma_started(m, i) != 0:
         return 0xFF
     return int(m.mem[i, OAM_BASE + addr - 0xFE00])
@@ -132,7 +140,7 @@ def oam_write(m: wp.ref[Machine], i: int, addr: int, value: int):
     i64 = m.i64
     offset = i32[i, ACCESS_OFFSET]
     if offset != 0:
-        raise_interrupt(m, i, lcd_sync(m, i, i64[i, CYCLES] + wp.int64(offset)))
+        raise_interrupt(m, i, lcd_sync_outlined(m, i, i64[i, CYCLES] + wp.int64(offset)))
         if (reg(m, i, LCDC) & 0x80) != 0:
             mode = lcd_mode(m, i)
             if mode == 3:
@@ -144,7 +152,7 @@ def oam_write(m: wp.ref[Machine], i: int, addr: int, value: int):
                 if not (opening and ahead <= wp.int64(4)):
                     return
     if i32[i, DMA_ACTIVE] != 0:
-        dma_sync(m, i, offset)
+        dma_sync_outlined(m, i, offset)
     if i32[i, DMA_ACTIVE] == 0:
         oam_store(m, i, addr - 0xFE00, value)
 

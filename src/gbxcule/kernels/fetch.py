@@ -71,23 +71,36 @@ def is_illegal(op: int) -> int:
 
 
 @wp.func
-def fetch(m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, h: int, l: int) -> int:  # noqa: E741
-    """Opcode and the two bytes after it (``op | n1 << 8 | n2 << 16``), read the way PyBoy's
-    fetch reads them. Packed into one int so the bytes stay in registers. Code outside the
-    ROM is read through the bus, which first gets the CPU's ``cycles`` and HL."""
+def fetch_rom(m: wp.ref[Machine], i: int, pc: int) -> int:
+    """``fetch`` of code in ROM (PC + 2 below 0x8000), one load from the mapped banks; -1
+    for code anywhere else (``fetch_outside_rom``)."""
     i32 = m.i32
-    if pc + 2 < 0x8000:
-        if pc < 0x100:  # the boot ROM may be mapped over 0x0000-0x00FF
-            if i32[i, BOOT_ON] != 0:
-                b0 = rom_read(m, i, pc)
-                return b0 | (rom_read(m, i, pc + 1) << 8) | (rom_read(m, i, pc + 2) << 16)
-        # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
-        # neighbour exactly like this.
-        base = i32[i, ROM_BANK] * 0x4000 - 0x4000
-        if pc + 2 < 0x4000:
-            base = i32[i, ROM_BANK_LOW] * 0x4000
-        k = wp.max(base + pc, 0)
-        return m.rom_code[k]
+    if pc + 2 >= 0x8000:
+        return -1
+    if pc < 0x100:  # the boot ROM may be mapped over 0x0000-0x00FF
+        if i32[i, BOOT_ON] != 0:
+            b0 = rom_read(m, i, pc)
+            return b0 | (rom_read(m, i, pc + 1) << 8) | (rom_read(m, i, pc + 2) << 16)
+    # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
+    # neighbour exactly like this.
+    base = i32[i, ROM_BANK] * 0x4000 - 0x4000
+    if pc + 2 < 0x4000:
+        base = i32[i, ROM_BANK_LOW] * 0x4000
+    k = wp.max(base + pc, 0)
+    return m.rom_code[k]
+
+
+@wp.func
+def fetch_outside_rom(
+    m: wp.ref[Machine],
+    i: int,
+    pc: int,
+    cycles: wp.int64,
+    h: int,
+    l: int,  # noqa: E741
+) -> int:
+    """``fetch`` of code outside ROM: each byte through the bus, which first gets the CPU's
+    ``cycles`` and HL, with PyBoy's access offset of 4 per operand byte."""
     publish_for_bus(m, i, cycles, h, l)
     out = wp.int32(0)
     count = wp.int32(1)
@@ -104,3 +117,26 @@ def fetch(m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, h: int, l: int)
             count = opcode_length(v)
         k += 1
     return out
+
+
+@wp.func(inline=False)
+def fetch_outside_rom_outlined(
+    m: wp.ref[Machine],
+    i: int,
+    pc: int,
+    cycles: wp.int64,
+    h: int,
+    l: int,  # noqa: E741
+) -> int:
+    """``fetch_outside_rom`` as one out-of-line copy (the GPU-shaped step, kernels/step.py)."""
+    return fetch_outside_rom(m, i, pc, cycles, h, l)
+
+
+@wp.func
+def fetch(m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, h: int, l: int) -> int:  # noqa: E741
+    """Opcode and the two bytes after it (``op | n1 << 8 | n2 << 16``), read the way PyBoy's
+    fetch reads them. Packed into one int so the bytes stay in registers."""
+    v = fetch_rom(m, i, pc)
+    if v < 0:
+        v = fetch_outside_rom(m, i, pc, cycles, h, l)
+    return v

@@ -38,22 +38,26 @@ DISPATCH_CYCLES = wp.constant(wp.int64(20))
 
 @wp.func
 def handle_interrupt(m: wp.ref[Machine], i: int) -> int:
-    """Dispatch the highest-priority pending interrupt; 0 if the first push cancelled it."""
+    """Dispatch the highest-priority pending interrupt; 0 if the first push cancelled it.
+    The two pushes share one bus write (one copy of the IO write paths, not two)."""
     i32 = m.i32
     i64 = m.i64
     sp = i32[i, SP]
     pc = i32[i, PC]
-    bus_write(m, i, (sp - 1) & 0xFFFF, pc >> 8)
-    pending = pending_interrupts(m, i)
-    if pending == 0:
-        i32[i, PC] = 0
-        i32[i, IME] = 0
-        return 0
-    bit = lowest_set_bit(pending)
-    set_io_reg(m, i, IF, io_reg(m, i, IF) ^ bit)
-    bus_write(m, i, (sp - 2) & 0xFFFF, pc & 0xFF)
+    k = wp.int32(0)
+    while k < 2:
+        bus_write(m, i, (sp - 1 - k) & 0xFFFF, wp.where(k == 0, pc >> 8, pc & 0xFF))
+        if k == 0:
+            pending = pending_interrupts(m, i)
+            if pending == 0:
+                i32[i, PC] = 0
+                i32[i, IME] = 0
+                return 0
+            bit = lowest_set_bit(pending)
+            set_io_reg(m, i, IF, io_reg(m, i, IF) ^ bit)
+            i32[i, PC] = interrupt_vector(bit)
+        k += 1
     i32[i, SP] = (sp - 2) & 0xFFFF
-    i32[i, PC] = interrupt_vector(bit)
     i64[i, CYCLES] = i64[i, CYCLES] + DISPATCH_CYCLES
     i32[i, IME] = 0
     return 1
@@ -75,3 +79,9 @@ def check_interrupts(m: wp.ref[Machine], i: int) -> int:
         handle_interrupt(m, i)
     i32[i, INT_QUEUED] = 1
     return 1
+
+
+@wp.func(inline=False)
+def check_interrupts_outlined(m: wp.ref[Machine], i: int) -> int:
+    """``check_interrupts`` as one out-of-line copy (the GPU-shaped step, kernels/step.py)."""
+    return check_interrupts(m, i)

@@ -30,7 +30,7 @@ from gbxcule.kernels.dma import dma_catch_up, dma_start, oam_read, oam_write
 from gbxcule.kernels.ioregs import IF, raise_interrupt, set_reg
 from gbxcule.kernels.joypad import p1_write
 from gbxcule.kernels.ppu import (
-    lcd_sync,
+    lcd_sync_outlined,
     lcdc_write,
     lyc_write,
     stat_read,
@@ -91,7 +91,7 @@ def io_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     if r >= 0x04 and r <= 0x07:
         raise_interrupt(m, i, timer_sync(m, i, cycles))
     if r >= 0x40 and r <= 0x4B:
-        raise_interrupt(m, i, lcd_sync(m, i, cycles + wp.int64(m.i32[i, ACCESS_OFFSET])))
+        raise_interrupt(m, i, lcd_sync_outlined(m, i, cycles + wp.int64(m.i32[i, ACCESS_OFFSET])))
     if r == 0x41:
         return stat_read(m, i)
     return io_peek(m, i, addr)
@@ -123,7 +123,7 @@ def io_write(m: wp.ref[Machine], i: int, addr: int, value: int):
     if r == 0x0F:
         set_reg(m, i, IF, v & 0x1F)
     if r >= 0x40 and r <= 0x4B:
-        raise_interrupt(m, i, lcd_sync(m, i, cycles))
+        raise_interrupt(m, i, lcd_sync_outlined(m, i, cycles))
         if r == 0x40:
             raise_interrupt(m, i, lcdc_write(m, i, v))
         if r == 0x41:

@@ -481,6 +481,13 @@ def lcd_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
     return irq
 
 
+@wp.func(inline=False)
+def lcd_sync_outlined(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
+    """``lcd_sync`` as one out-of-line copy, for the bus's IO/VRAM/OAM paths: inlined into
+    each of them, its ~130 registers made every bus access spill on sm_90."""
+    return lcd_sync(m, i, cycles)
+
+
 @wp.func
 def mode_transition(m: wp.ref[Machine], i: int, target: wp.int64) -> int:
     """Enter ``lcd_next_mode`` and schedule the one after it."""
@@ -542,7 +549,7 @@ def vram_blocked(m: wp.ref[Machine], i: int, is_write: int) -> int:
     """
     i32 = m.i32
     i64 = m.i64
-    raise_interrupt(m, i, lcd_sync(m, i, i64[i, CYCLES] + wp.int64(i32[i, ACCESS_OFFSET])))
+    raise_interrupt(m, i, lcd_sync_outlined(m, i, i64[i, CYCLES] + wp.int64(i32[i, ACCESS_OFFSET])))
     if (reg(m, i, LCDC) & 0x80) == 0:
         return 0
     mode = lcd_mode(m, i)

@@ -40,11 +40,11 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from gbxcule.kernels.cpu import cpu_step
+from gbxcule.kernels.cpu import cpu_step, make_cpu_step
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.dma import dma_sync
 from gbxcule.kernels.hooks import HOOK_SS, hook_at, hook_reached, hooks_step_start
-from gbxcule.kernels.interrupts import check_interrupts
+from gbxcule.kernels.interrupts import check_interrupts, check_interrupts_outlined
 from gbxcule.kernels.ioregs import NEVER, pending_interrupts, raise_interrupt
 from gbxcule.kernels.joypad import joypad_frame_end, joypad_frame_start
 from gbxcule.kernels.ppu import lcd_sync
@@ -109,6 +109,12 @@ def sync_units(m: wp.ref[Machine], i: int):
     raise_interrupt(m, i, lcd_sync(m, i, cycles))
 
 
+@wp.func(inline=False)
+def sync_units_outlined(m: wp.ref[Machine], i: int):
+    """``sync_units`` as one out-of-line copy (the GPU-shaped step, ``StepFeatures``)."""
+    sync_units(m, i)
+
+
 @wp.func
 def next_slice_is_plain(m: wp.ref[Machine], i: int, ime_delay: int) -> int:
     """1 when ``run_frame`` would start the next slice by running instructions with nothing
@@ -155,19 +161,51 @@ def halt_through_lcd(m: wp.ref[Machine], i: int):
     raise_interrupt(m, i, timer_sync(m, i, cycles))
 
 
+@wp.func(inline=False)
+def halt_through_lcd_outlined(m: wp.ref[Machine], i: int):
+    """``halt_through_lcd`` as one out-of-line copy (the GPU-shaped step, ``StepFeatures``)."""
+    halt_through_lcd(m, i)
+
+
 @dataclass(frozen=True)
 class StepFeatures:
     """What a variant of the step kernel compiles in (``if wp.static(features.X)`` blocks,
     which vanish when off); all off is the plain kernel. A new feature is one more field."""
 
     hooks: bool = False  # event hooks (kernels/hooks.py)
+    # The GPU shape (what CUDA launches, kernels/step_cuda.py): the units a slice calls
+    # rarely (unit sync, quiet HALT, interrupt check, code outside ROM, the general
+    # decode) run as one out-of-line copy each, so the instruction loop's registers are
+    # not spent on them (sm_90: stack 15,048 -> see history/performance.md). The CPU
+    # device runs the inlined shape 8-14 % faster, so it keeps it.
+    units_out_of_line: bool = False
 
     @property
     def module(self) -> str | None:
         """The Warp module of the variant's kernel and funcs: this one (``None``) for the
-        plain kernel; any other variant one of its own (``"unique"``: named by its hash),
-        so building it neither adds to nor invalidates this module."""
-        return None if self == StepFeatures() else "unique"
+        plain kernel, ``gbxcule.kernels.step_cuda`` for the GPU shape alone (built and
+        reported like this one); any other variant one of its own (``"unique"``: named
+        by its hash), so building it neither adds to nor invalidates another module."""
+        if self == StepFeatures():
+            return None
+        if self == StepFeatures(units_out_of_line=True):
+            return STEP_CUDA_MODULE
+        return "unique"
+
+    def units(self):
+        """The functions this shape calls for: (cpu_step, check_interrupts, sync_units,
+        halt_through_lcd), inlined or out-of-line copies."""
+        if not self.units_out_of_line:
+            return cpu_step, check_interrupts, sync_units, halt_through_lcd
+        return (
+            make_cpu_step(out_of_line=True, module=self.module),
+            check_interrupts_outlined,
+            sync_units_outlined,
+            halt_through_lcd_outlined,
+        )
+
+
+STEP_CUDA_MODULE = "gbxcule.kernels.step_cuda"
 
 
 def make_step_kernel(features: StepFeatures):
@@ -175,12 +213,13 @@ def make_step_kernel(features: StepFeatures):
     kernel on each call, so build each variant once: ``step_kernel`` (the plain one,
     registered as ``step_kernel`` / ``cpu_tick`` / ``run_frame`` in this module) and
     ``step_kernel_variant`` do."""
-    cpu_tick = _make_cpu_tick(features)
-    run_frame = _make_run_frame(features, cpu_tick)
+    step_fn, check_fn, sync_fn, halt_fn = features.units()
+    cpu_tick = _make_cpu_tick(features, step_fn, check_fn, sync_fn)
+    run_frame = _make_run_frame(features, cpu_tick, sync_fn, halt_fn)
     return _make_kernel(features, run_frame)
 
 
-def _make_cpu_tick(features: StepFeatures):
+def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
     @wp.func(name="cpu_tick", module=features.module)
     def cpu_tick(m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int) -> int:
         """PyBoy's ``CPU.tick``; returns ``TICK_STOPPED`` at ``stop_pc`` (boot hand-over).
@@ -201,7 +240,7 @@ def _make_cpu_tick(features: StepFeatures):
         if wp.static(features.hooks):
             single = m.hooks[i, HOOK_SS]
             pc0 = wp.where(single != 0, i32[i, PC], -1)
-        if check_interrupts(m, i) != 0:
+        if wp.static(check_fn)(m, i) != 0:
             i32[i, HALTED] = 0
         if i32[i, HALTED] != 0 and i32[i, INT_QUEUED] != 0:
             i32[i, HALTED] = 0
@@ -225,14 +264,14 @@ def _make_cpu_tick(features: StepFeatures):
                             r.ime_delay = r.ime_delay - 1
                             r.ime = wp.where(r.ime_delay == 0, 1, r.ime)
                         break
-                if cpu_step(m, i, r) != 0:  # PyBoy's bail, or the env locked
+                if wp.static(step_fn)(m, i, r) != 0:  # PyBoy's bail, or the env locked
                     break
                 if wp.static(features.hooks):
                     if single != 0:  # one instruction, then run_frame's breakpoint_reached
                         continue
                 if r.cycles >= end:
                     i64[i, CYCLES] = r.cycles
-                    sync_units(m, i)
+                    wp.static(sync_fn)(m, i)
                     if next_slice_is_plain(m, i, r.ime_delay) == 0:
                         out = TICK_SYNCED
                         break
@@ -243,7 +282,7 @@ def _make_cpu_tick(features: StepFeatures):
     return cpu_tick
 
 
-def _make_run_frame(features: StepFeatures, cpu_tick):
+def _make_run_frame(features: StepFeatures, cpu_tick, sync_fn, halt_fn):
     @wp.func(name="run_frame", module=features.module)
     def run_frame(m: wp.ref[Machine], i: int, stop_pc: int) -> int:
         """One ``PyBoy.tick()`` frame; returns 1 if it stopped at ``stop_pc`` or, with
@@ -259,22 +298,22 @@ def _make_run_frame(features: StepFeatures, cpu_tick):
             if wp.static(features.hooks):
                 if m.hooks[i, HOOK_SS] != 0:
                     ticked = cpu_tick(m, i, MIN_SLICE, stop_pc)
-                    sync_units(m, i)  # a single step never fuses (never TICK_SYNCED)
+                    wp.static(sync_fn)(m, i)  # a single step never fuses (never TICK_SYNCED)
                     if ticked == TICK_STOPPED:
                         return 1
                     if hook_reached(m, i, i32[i, PC]) != 0:
                         return 1
                     continue
             if halt_is_quiet(m, i) != 0:
-                halt_through_lcd(m, i)
+                wp.static(halt_fn)(m, i)
                 if i32[i, FRAME_DONE] == 0 and halt_is_quiet(m, i) != 0:
                     # the slice a timer/serial event or OAM DMA may end: all cpu_tick would do
                     m.i64[i, CYCLES] = m.i64[i, CYCLES] + slice_target(m, i)
-                    sync_units(m, i)
+                    wp.static(sync_fn)(m, i)
                 continue
             ticked = cpu_tick(m, i, slice_target(m, i), stop_pc)
             if ticked != TICK_SYNCED:
-                sync_units(m, i)
+                wp.static(sync_fn)(m, i)
             if ticked == TICK_STOPPED:
                 return 1
             if wp.static(features.hooks):
@@ -329,9 +368,13 @@ def _make_kernel(features: StepFeatures, run_frame):
 step_kernel = make_step_kernel(StepFeatures())
 
 
-@functools.cache
-def step_kernel_variant(hooks: bool = False):
+def step_kernel_variant(hooks: bool = False, units_out_of_line: bool = False):
     """The step kernel with these features compiled in: ``step_kernel`` when none is, else
-    the variant, built on the first call and compiled on its first launch."""
-    features = StepFeatures(hooks=hooks)
+    the variant, built on the first call (one per feature set) and compiled on its first
+    launch."""
+    return _variant(StepFeatures(hooks=bool(hooks), units_out_of_line=bool(units_out_of_line)))
+
+
+@functools.cache
+def _variant(features: StepFeatures):
     return step_kernel if features == StepFeatures() else make_step_kernel(features)
