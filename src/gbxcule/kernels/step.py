@@ -199,7 +199,7 @@ def _make_cpu_tick(features: StepFeatures):
         i64 = m.i64
         end = i64[i, CYCLES] + target
         if wp.static(features.hooks):
-            single = m.hooks[i, HOOK_SS]
+            single = i32[i, HOOK_SS]
             pc0 = wp.where(single != 0, i32[i, PC], -1)
         if check_interrupts(m, i) != 0:
             i32[i, HALTED] = 0
@@ -220,7 +220,7 @@ def _make_cpu_tick(features: StepFeatures):
                     if r.pc != pc0 and hook_at(m, i, r.pc, 1) >= 0:
                         # PyBoy's BRK: no cycles, PC unchanged, but it runs the EI countdown
                         # as any opcode does
-                        m.hooks[i, HOOK_SS] = 1
+                        i32[i, HOOK_SS] = 1
                         if r.ime_delay > 0:
                             r.ime_delay = r.ime_delay - 1
                             r.ime = wp.where(r.ime_delay == 0, 1, r.ime)
@@ -257,7 +257,7 @@ def _make_run_frame(features: StepFeatures, cpu_tick):
         i32[i, FRAME_DONE] = 0
         while i32[i, FRAME_DONE] == 0 and i32[i, LOCKED] == 0:
             if wp.static(features.hooks):
-                if m.hooks[i, HOOK_SS] != 0:
+                if i32[i, HOOK_SS] != 0:
                     ticked = cpu_tick(m, i, MIN_SLICE, stop_pc)
                     sync_units(m, i)  # a single step never fuses (never TICK_SYNCED)
                     if ticked == TICK_STOPPED:
@@ -278,7 +278,7 @@ def _make_run_frame(features: StepFeatures, cpu_tick):
             if ticked == TICK_STOPPED:
                 return 1
             if wp.static(features.hooks):
-                if m.hooks[i, HOOK_SS] != 0:  # the slice ended at a hooked fetch
+                if i32[i, HOOK_SS] != 0:  # the slice ended at a hooked fetch
                     if hook_reached(m, i, i32[i, PC]) != 0:
                         return 1
         return 0
