@@ -15,10 +15,11 @@ from gbxcule.backends.hooks import HookError, hook_table, parse_hook
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
 from gbxcule.core.symbols import SymbolTable
 from gbxcule.kernels.hooks import (
-    HOOK_BLOOM,
     HOOK_COUNT,
     HOOK_HITS,
     HOOK_KEYS,
+    HOOK_MAP,
+    HOOK_MAP_WORDS,
     HOOK_MAX,
     HOOK_ROW,
     HOOK_SS,
@@ -74,10 +75,15 @@ def test_hook_table_layout() -> None:
     row = np.zeros(HOOK_ROW + HOOK_WORDS, np.int32)  # as a Machine.i32 row
     row[HOOK_ROW:] = hook_table([(0, 0x150), (2, 0x4001)], stop_on_hit=True)
     assert row[HOOK_COUNT] == 2 and row[HOOK_STOP] == 1
-    assert row[HOOK_BLOOM] == (1 << (0x150 & 31)) | (1 << 1)
+    want = np.zeros(HOOK_MAP_WORDS, np.uint32)
+    want[0x150 >> 5 & 31] = 1 << (0x150 & 31)
+    want[0x4001 >> 5 & 31] |= 1 << (0x4001 & 31)
+    assert row[HOOK_MAP : HOOK_MAP + HOOK_MAP_WORDS].view(np.uint32).tolist() == want.tolist()
     assert row[HOOK_KEYS : HOOK_KEYS + 3].tolist() == [0x150, (2 << 16) | 0x4001, 0]
-    assert row[HOOK_SS] == row[HOOK_STOPPED] == 0 and not row[HOOK_HITS:].any()
-    assert HOOK_ROW == len(I32_FIELDS) and HOOK_HITS + HOOK_MAX == HOOK_ROW + HOOK_WORDS
+    assert (
+        row[HOOK_SS] == row[HOOK_STOPPED] == 0 and not row[HOOK_HITS : HOOK_HITS + HOOK_MAX].any()
+    )
+    assert HOOK_ROW == len(I32_FIELDS) and HOOK_MAP + HOOK_MAP_WORDS == HOOK_ROW + HOOK_WORDS
 
 
 def _state(b: WarpVecCpuBackend) -> dict[str, np.ndarray]:

@@ -30,10 +30,11 @@ import numpy as np
 import warp as wp
 
 from gbxcule.kernels.hooks import (
-    HOOK_BLOOM,
     HOOK_COUNT,
     HOOK_HITS,
     HOOK_KEYS,
+    HOOK_MAP,
+    HOOK_MAP_WORDS,
     HOOK_MAX,
     HOOK_ROM_END,
     HOOK_ROW,
@@ -108,11 +109,11 @@ def hook_table(keys: list[tuple[int, int]], stop_on_hit: bool) -> np.ndarray:
     row = np.zeros(HOOK_WORDS, np.int32)
     row[HOOK_COUNT - HOOK_ROW] = len(keys)
     row[HOOK_STOP - HOOK_ROW] = int(bool(stop_on_hit))
-    bloom = 0
+    bits = np.zeros(HOOK_MAP_WORDS, np.uint32)
     for k, (bank, addr) in enumerate(keys):
         row[HOOK_KEYS - HOOK_ROW + k] = (bank << 16) | addr
-        bloom |= 1 << (addr & 31)
-    row[HOOK_BLOOM - HOOK_ROW] = np.int64(bloom).astype(np.uint32).view(np.int32)
+        bits[(addr >> 5) & 31] |= np.uint32(1 << (addr & 31))
+    row[HOOK_MAP - HOOK_ROW :] = bits.view(np.int32)
     return row
 
 

@@ -31,10 +31,9 @@ never returns (it calls the hook back forever). We count that hit once, end the 
 and go on single-stepping in the next one.
 
 All of it lives in each env's row of ``Machine.i32``, in ``HOOK_WORDS`` columns past the
-named ones (``I32_FIELDS``): the hook table (count, stop flag, a 32-bit filter with bit
-``addr & 31`` of every hook, so most PCs are rejected with one test, and the keys
-``bank << 16 | addr``; the same in every row), ``HOOK_SS``, the last step's stop flag and
-hit counts. It is not emulator state: PyBoy's save states do not carry
+named ones (``I32_FIELDS``): the hook table (count, stop flag, the keys
+``bank << 16 | addr`` and a 1024-bit map of ``addr & 1023`` that rejects most fetches with
+one load; the same in every row), ``HOOK_SS``, the last step's stop flag and hit counts. It is not emulator state: PyBoy's save states do not carry
 ``breakpoint_singlestep`` either, and capture, restore, start states and ``reset()`` only
 see the named columns. Not a ``Machine`` field of its own: one more array in the struct
 made the plain step kernel 3.3 % slower on the CPU (history/ecosystem.md), with the same
@@ -59,13 +58,22 @@ HOOK_SS = HOOK_ROW  # PyBoy's breakpoint_singlestep: 1 while the CPU steps past 
 HOOK_STOPPED = HOOK_ROW + 1  # 1 when this env's last step ended at a hit (stop_on_hit)
 HOOK_COUNT = HOOK_ROW + 2  # hooks registered
 HOOK_STOP = HOOK_ROW + 3  # 1 = stop_on_hit
-HOOK_BLOOM = HOOK_ROW + 4  # bit (addr & 31) set for every hook
-HOOK_KEYS = HOOK_ROW + 5  # HOOK_KEYS + k: bank << 16 | addr of hook k
+HOOK_KEYS = HOOK_ROW + 4  # HOOK_KEYS + k: bank << 16 | addr of hook k
 HOOK_HITS = HOOK_KEYS + HOOK_MAX  # HOOK_HITS + k: hits of hook k in this env's last step
-HOOK_WORDS = HOOK_HITS + HOOK_MAX - HOOK_ROW
+# HOOK_MAP + w, bit b: some hook's address has (addr & 1023) == 32 * w + b (a filter: most
+# fetches are rejected by one load and a bit test)
+HOOK_MAP = HOOK_HITS + HOOK_MAX
+HOOK_MAP_WORDS = 32
+HOOK_WORDS = HOOK_MAP + HOOK_MAP_WORDS - HOOK_ROW
 HOOK_ROM_END = 0x8000  # hooks are on ROM addresses only
 
 HIT_NONE = wp.constant(-1)
+
+
+@wp.func(inline=True)
+def hook_maybe(i32: wp.array2d(dtype=wp.int32), i: int, pc: int) -> int:
+    """1 when a hook may sit at ``pc`` (``HOOK_MAP``); 0 for certain none."""
+    return (i32[i, HOOK_MAP + ((pc >> 5) & 31)] >> (pc & 31)) & 1
 
 
 @wp.func
@@ -76,7 +84,7 @@ def hook_at(m: wp.ref[Machine], i: int, pc: int, fetch: int) -> int:
     MBC1's low bank 0 and the boot ROM unmapped); 0: as PyBoy's ``breakpoint_reached``
     looks it up (bank 0 below 0x4000)."""
     i32 = m.i32
-    if ((i32[i, HOOK_BLOOM] >> (pc & 31)) & 1) == 0 or pc >= HOOK_ROM_END:
+    if pc >= HOOK_ROM_END or hook_maybe(i32, i, pc) == 0:
         return HIT_NONE
     bank = wp.int32(0)
     if pc >= 0x4000:
@@ -85,9 +93,12 @@ def hook_at(m: wp.ref[Machine], i: int, pc: int, fetch: int) -> int:
         return HIT_NONE
     key = (bank << 16) | pc
     out = HIT_NONE
-    for k in range(i32[i, HOOK_COUNT]):
-        if out < 0 and i32[i, HOOK_KEYS + k] == key:
+    k = wp.int32(0)
+    count = i32[i, HOOK_COUNT]
+    while out < 0 and k < count:
+        if i32[i, HOOK_KEYS + k] == key:
             out = k
+        k = k + 1
     return out
 
 

@@ -43,7 +43,13 @@ import warp as wp
 from gbxcule.kernels.cpu import cpu_step
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.dma import dma_sync
-from gbxcule.kernels.hooks import HOOK_SS, hook_at, hook_reached, hooks_step_start
+from gbxcule.kernels.hooks import (
+    HOOK_SS,
+    hook_at,
+    hook_maybe,
+    hook_reached,
+    hooks_step_start,
+)
 from gbxcule.kernels.interrupts import check_interrupts
 from gbxcule.kernels.ioregs import NEVER, pending_interrupts, raise_interrupt
 from gbxcule.kernels.joypad import joypad_frame_end, joypad_frame_start
@@ -217,7 +223,11 @@ def _make_cpu_tick(features: StepFeatures):
                     out = TICK_STOPPED
                     break
                 if wp.static(features.hooks):
-                    if r.pc != pc0 and hook_at(m, i, r.pc, 1) >= 0:
+                    if (
+                        hook_maybe(i32, i, r.pc) != 0
+                        and r.pc != pc0
+                        and hook_at(m, i, r.pc, 1) >= 0
+                    ):
                         # PyBoy's BRK: no cycles, PC unchanged, but it runs the EI countdown
                         # as any opcode does
                         i32[i, HOOK_SS] = 1
