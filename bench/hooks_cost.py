@@ -81,7 +81,7 @@ def measure(n: int, steps: int, rounds: int, threads: int | None, sym: Path) -> 
         module = step_kernel_variant(hooks=True).module  # built here on the first call
         if module.execs:
             state = "loaded before"
-        elif any(Path(wp.config.kernel_cache_dir).glob(f"wp_{module.name}_*")):
+        elif any(Path(str(wp.config.kernel_cache_dir)).glob(f"wp_{module.name}_*")):
             state = "cached"
         else:
             state = "cold"

@@ -177,3 +177,21 @@ def test_plain_module_hash_does_not_see_the_hooked_variant() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split()[-1] == "True", out.stdout + out.stderr
+
+
+def test_interleaved_layout_counts_the_same(tmp_path: Path) -> None:
+    """The hook row sits in Machine.i32, which mem_layout="interleaved" lays out [k, N]."""
+    rom = banked_rom(tmp_path)
+    hits = {}
+    for layout in ("env_major", "interleaved"):
+        with WarpVecCpuBackend(
+            rom, num_envs=3, threads=2, frames_per_step=2, mem_layout=layout
+        ) as b:
+            b.set_hooks(["01:4000", "Bank2Loop", 0x50, "MainLoop"])
+            steps = []
+            for _ in range(3):
+                b.step(np.zeros(3, np.int32))
+                steps.append(b.hook_hits_torch().numpy().copy())
+            hits[layout] = np.stack(steps)
+    assert (hits["env_major"].sum(axis=(0, 1)) > 0).all()
+    np.testing.assert_array_equal(hits["env_major"], hits["interleaved"])

@@ -164,7 +164,11 @@ def halt_through_lcd(m: wp.ref[Machine], i: int):
 @dataclass(frozen=True)
 class StepFeatures:
     """What a variant of the step kernel compiles in (``if wp.static(features.X)`` blocks,
-    which vanish when off); all off is the plain kernel. A new feature is one more field."""
+    which Warp drops at codegen when off); all off is the plain kernel. A new feature is
+    one more field, its blocks, and one more keyword of ``step_kernel_variant``.
+
+    Warp hashes every call in a func's source, dead static blocks included, so editing a
+    feature's funcs (e.g. kernels/hooks.py) rebuilds the plain kernel too (same code)."""
 
     hooks: bool = False  # event hooks (kernels/hooks.py)
 
