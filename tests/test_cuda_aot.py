@@ -21,9 +21,7 @@ from gbxcule.kernels import KERNEL_MODULES
 pytestmark = [pytest.mark.tooling, pytest.mark.slow]
 
 
-@pytest.mark.parametrize("module_name", list(KERNEL_MODULES))
-def test_kernel_module_builds_ptx_for_sm90(tmp_path, module_name: str) -> None:
-    module = importlib.import_module(module_name)
+def _build_ptx(module, tmp_path, entry: str, name: str) -> None:
     wp.init()
     start = time.perf_counter()
     paths = wp.compile_aot_module(module, arch=90, module_dir=str(tmp_path), use_ptx=True)
@@ -32,6 +30,19 @@ def test_kernel_module_builds_ptx_for_sm90(tmp_path, module_name: str) -> None:
     assert ptx, f"no PTX among the artifacts {paths}"
     text = ptx[0].read_text()
     assert ".target sm_90" in text
-    entry = KERNEL_MODULES[module_name]
-    assert entry in text, f"{entry} is missing from the PTX of {module_name}"
-    print(f"{module_name} PTX for sm_90 built in {seconds:.0f} s")
+    assert entry in text, f"{entry} is missing from the PTX of {name}"
+    print(f"{name} PTX for sm_90 built in {seconds:.0f} s")
+
+
+@pytest.mark.parametrize("module_name", list(KERNEL_MODULES))
+def test_kernel_module_builds_ptx_for_sm90(tmp_path, module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    _build_ptx(module, tmp_path, KERNEL_MODULES[module_name], module_name)
+
+
+def test_hooked_step_kernel_builds_ptx_for_sm90(tmp_path) -> None:
+    """The hooked variant of the step kernel (a Warp module of its own, kernels/step.py)."""
+    from gbxcule.kernels.step import step_kernel_variant
+
+    kernel = step_kernel_variant(hooks=True)
+    _build_ptx(kernel.module, tmp_path, "step_kernel", "hooked step kernel")

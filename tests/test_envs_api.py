@@ -123,3 +123,27 @@ def test_swarm_reset_copies_the_best_env(demo) -> None:
             assert rew[0] == rew[1] == rew[2]
     finally:
         e.close()
+
+
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+def test_hook_hits_in_infos(demo, mode) -> None:
+    hooks = ["VBlankIsr", "ReadJoypad", "TileData"]  # TileData: data, never executed
+    e = make_vector_env(
+        demo, 2, "demo-coins", threads=1, max_steps=2, autoreset_mode=mode, hooks=hooks
+    )
+    try:
+        assert len(e.hooks) == 3
+        e.reset()
+        for t in range(3):
+            *_, info = e.step(np.zeros(2, dtype=np.int64))
+            hits, valid = info["hook_hits"], info["_hook_hits"]
+            assert hits.shape == (2, 3) and hits.dtype == np.int32 and valid.dtype == np.bool_
+            assert (hits[:, 2] == 0).all()
+            if mode == "next_step" and t == 2:  # both envs ended at step 2: restored now
+                assert not valid.any() and not hits.any()
+            else:
+                assert valid.all() and (hits[:, :2] > 0).all() and (hits[0] == hits[1]).all()
+            if mode == "same_step" and t == 1:
+                assert info["_final_obs"].all()
+    finally:
+        e.close()

@@ -266,3 +266,18 @@ def test_default_out_dir_names_device_and_rom():
     assert sweep.default_out_dir(["pyboy", "warp-cpu"], None) == sweep.RESULTS_DIR / "cpu"
     assert sweep.default_out_dir(["warp-cuda"], "busy") == sweep.RESULTS_DIR / "gpu-busy"
     assert sweep.default_out_dir(["warp-cpu"], "/x/tetris.gb") == sweep.RESULTS_DIR / "cpu-tetris"
+
+
+def test_hooks_cost_writes_rows_and_summary(tmp_path):
+    from bench import hooks_cost
+
+    rows = hooks_cost.run([2], steps=2, rounds=2, out_dir=tmp_path, label="t", threads=1)
+    (row,) = rows
+    assert row["num_envs"] == 2 and row["hooks"] == len(hooks_cost.DEMO_HOOKS) == 11
+    assert len(row["off_steps_per_s"]) == len(row["on_steps_per_s"]) == 2
+    assert row["hooked_kernel"] in ("cold", "cached", "loaded before")
+    assert _rows(tmp_path / "results.jsonl")[0]["label"] == "t"
+    assert "| t | " in (tmp_path / "summary.md").read_text()
+    with pytest.raises(SystemExit) as exc:
+        hooks_cost.main(["--out", str(tmp_path), "--rounds", "0"])
+    assert exc.value.code == 2

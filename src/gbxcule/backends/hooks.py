@@ -30,12 +30,14 @@ import numpy as np
 import warp as wp
 
 from gbxcule.kernels.hooks import (
-    HOOK_BLOOM,
     HOOK_COUNT,
     HOOK_HITS,
     HOOK_KEYS,
+    HOOK_MAP,
+    HOOK_MAP_WORDS,
     HOOK_MAX,
     HOOK_ROM_END,
+    HOOK_ROW,
     HOOK_STOP,
     HOOK_STOPPED,
     HOOK_WORDS,
@@ -101,16 +103,17 @@ def check_hook(bank: int, addr: int, rom_banks: int, spec: Any) -> tuple[int, in
 
 
 def hook_table(keys: list[tuple[int, int]], stop_on_hit: bool) -> np.ndarray:
-    """A ``Machine.hooks`` row for these ``(bank, addr)`` hooks (kernels/hooks.py's layout),
-    with the per-env columns (single-step flag, stop flag, hits) at 0."""
+    """An env's hook row for these ``(bank, addr)`` hooks: ``Machine.i32`` columns
+    ``HOOK_ROW ..`` (kernels/hooks.py), the per-env ones (single-step flag, stop flag,
+    hits) at 0."""
     row = np.zeros(HOOK_WORDS, np.int32)
-    row[HOOK_COUNT] = len(keys)
-    row[HOOK_STOP] = int(bool(stop_on_hit))
-    bloom = 0
+    row[HOOK_COUNT - HOOK_ROW] = len(keys)
+    row[HOOK_STOP - HOOK_ROW] = int(bool(stop_on_hit))
+    bits = np.zeros(HOOK_MAP_WORDS, np.uint32)
     for k, (bank, addr) in enumerate(keys):
-        row[HOOK_KEYS + k] = (bank << 16) | addr
-        bloom |= 1 << (addr & 31)
-    row[HOOK_BLOOM] = np.int64(bloom).astype(np.uint32).view(np.int32)
+        row[HOOK_KEYS - HOOK_ROW + k] = (bank << 16) | addr
+        bits[(addr >> 5) & 31] |= np.uint32(1 << (addr & 31))
+    row[HOOK_MAP - HOOK_ROW :] = bits.view(np.int32)
     return row
 
 
@@ -126,6 +129,7 @@ class HooksMixin:
     cart: Any
     symbols: Any
     synchronize: Any
+    _recorded_step: Any
     _hooks: tuple[tuple[int, int], ...] = ()
 
     def set_hooks(self, addresses: Any, stop_on_hit: bool = False) -> list[tuple[int, int]]:
@@ -149,8 +153,9 @@ class HooksMixin:
             seen[key] = spec
         self.synchronize()
         rows = np.tile(hook_table(keys, stop_on_hit), (self.num_envs, 1))
-        self.machine.hooks.assign(rows)
+        self.machine.i32[:, HOOK_ROW : HOOK_ROW + HOOK_WORDS].assign(rows)
         self._hooks = tuple(keys)
+        self._recorded_step = None  # step() records its launches again, with _step_kernel()
         return list(keys)
 
     @property
@@ -169,9 +174,8 @@ class HooksMixin:
 
     def hook_hits_torch(self) -> torch.Tensor:
         """int32 ``[N, len(hooks)]``, zero-copy: hits of each hook in the last step."""
-        hits = wp.to_torch(self.machine.hooks)[:, HOOK_HITS:]
-        return hits[:, : len(self._hooks)]
+        return wp.to_torch(self.machine.i32)[:, HOOK_HITS : HOOK_HITS + len(self._hooks)]
 
     def hook_stopped_torch(self) -> torch.Tensor:
         """int32 ``[N]``, zero-copy: 1 where the last step ended at a hook (``stop_on_hit``)."""
-        return wp.to_torch(self.machine.hooks)[:, HOOK_STOPPED]
+        return wp.to_torch(self.machine.i32)[:, HOOK_STOPPED]

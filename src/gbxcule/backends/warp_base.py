@@ -33,10 +33,6 @@ from gbxcule.kernels.mbc import MBC_KIND_BY_NAME
 
 MEM_LAYOUTS = ("env_major", "interleaved")
 SHARED_FIELDS = ("rom", "rom_code", "boot")
-# Per-env arrays that are not emulator state: set by the host, filled by a variant of the
-# step kernel (event hooks, kernels/hooks.py). Sliced per env like the state, but never
-# captured, restored, copied between envs or zeroed by reset (``per_env_arrays`` skips them).
-PROBE_FIELDS = ("hooks",)
 LOGO_RANGE = (0x0104, 0x0134)
 MBC_KIND = MBC_KIND_BY_NAME  # mapper name -> kernels/mbc.py kind
 MBC2_RAM_BYTES = 512
@@ -52,12 +48,13 @@ def _fields(name: str) -> tuple[str, ...]:
 
 CACHE_LINE_BYTES = 64
 SCALAR_BLOCKS = ("i32", "i64")  # Machine fields holding one column per per-env scalar
-INTERLEAVABLE = ("mem", *SCALAR_BLOCKS, "hooks")  # fields mem_layout="interleaved" lays out [k, N]
+INTERLEAVABLE = ("mem", *SCALAR_BLOCKS)  # fields mem_layout="interleaved" lays out [k, N]
 
 
 # Trailing shape (after the env axis) of every per-env array with more than one dimension.
 TRAILING_SHAPES: dict[str, Callable[[], tuple[int, ...]]] = {
-    "i32": lambda: (len(_fields("I32_FIELDS")),),
+    # the named columns, then the event-hook row (kernels/hooks.py; not state, not listed)
+    "i32": lambda: (len(_fields("I32_FIELDS")) + _const("gbxcule.kernels.hooks", "HOOK_WORDS"),),
     "i64": lambda: (len(_fields("I64_FIELDS")),),
     "rtc": lambda: (_const("gbxcule.kernels.rtc", "RTC_FIELDS"),),
     "serial_buf": lambda: (_const("gbxcule.kernels.serial", "SERIAL_CAP"),),
@@ -69,7 +66,6 @@ TRAILING_SHAPES: dict[str, Callable[[], tuple[int, ...]]] = {
     ),
     "frame_video": lambda: (_const("gbxcule.core.pixels", "FRAME_VIDEO_BYTES"),),
     "video_log": lambda: (_const("gbxcule.core.pixels", "VIDEO_LOG_WORDS"),),
-    "hooks": lambda: (_const("gbxcule.kernels.hooks", "HOOK_WORDS"),),
 }
 
 
@@ -205,8 +201,7 @@ def _per_env_zeros(num_envs: int, trailing: tuple[int, ...], dtype, device: str,
 
 
 def per_env_arrays(m) -> list[tuple[str, wp.array]]:
-    """Every per-env field of ``m`` by name (env axis first): the emulator state, so shared
-    fields and ``PROBE_FIELDS`` excluded.
+    """Every per-env field of ``m`` by name (env axis first), shared ones excluded.
 
     The scalar blocks are listed column by column (``("pc", m.i32[:, PC])``, ...), so
     each entry is one field as host code knows it.
@@ -215,7 +210,7 @@ def per_env_arrays(m) -> list[tuple[str, wp.array]]:
 
     out = []
     for name, var in Machine.vars.items():
-        if name in SHARED_FIELDS or name in PROBE_FIELDS or not hasattr(var.type, "ndim"):
+        if name in SHARED_FIELDS or not hasattr(var.type, "ndim"):
             continue
         block = getattr(m, name)
         if name in SCALAR_BLOCKS:

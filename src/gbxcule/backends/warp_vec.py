@@ -138,7 +138,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
             slices=self._slices,
         )
         self._buttons = wp.zeros(num_envs, dtype=wp.int32, device=device)
-        self._recorded_step: tuple[tuple[int, int, Any], list[Any]] | None = None
+        self._recorded_step: tuple[tuple[int, int], list[Any]] | None = None
         self._init_training_api(state_path=state_path, sym_path=sym_path)  # training_api.py
         self.reset()
 
@@ -153,13 +153,12 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
 
     def _step_launches(self) -> list[Any]:
         """``step()``'s launches, recorded once: their arguments do not change from step to
-        step (the buttons buffer is refilled in place); recorded again if the pacing or the
-        kernel (plain, or hooked while hooks are set: backends/hooks.py) is."""
-        kernel = self._step_kernel()
-        key = (self.frames_per_step, self.release_after_frames, kernel)
-        if self._recorded_step is None or self._recorded_step[0] != key:
+        step (the buttons buffer is refilled in place); recorded again if the pacing is, or
+        (``set_hooks`` drops the record) the kernel: backends/hooks.py."""
+        pacing = (self.frames_per_step, self.release_after_frames)
+        if self._recorded_step is None or self._recorded_step[0] != pacing:
             launches = self._slices.record(
-                kernel,
+                self._step_kernel(),
                 [
                     self._machine_parts,
                     PerEnv(self._buttons),
@@ -170,7 +169,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
                 ],
                 device=self.device,
             )
-            self._recorded_step = (key, launches)
+            self._recorded_step = (pacing, launches)
         return self._recorded_step[1]
 
     # ---- protocol -------------------------------------------------------------

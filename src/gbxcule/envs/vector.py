@@ -15,6 +15,12 @@ the start state yet. Then:
 * ``disabled``: nothing is restored; ``reset(options={"reset_mask": m})`` restores
   the envs in ``m`` (a bool [N] array) and returns every env's observation.
 
+``hooks=[...]`` sets event hooks on the backend (``backends/hooks.py``: ROM addresses,
+``"bank:addr"`` strings or symbols; no ``stop_on_hit``); each ``step()`` then reports
+``infos["hook_hits"]`` (int32 ``[N, len(hooks)]``: each hook's hits in that step, columns
+in the order given) with its Gymnasium mask ``infos["_hook_hits"]``, False (and hits 0)
+for the envs a ``next_step`` autoreset restored in that call (their step was discarded).
+
 Rewards, terminations and truncations come from :class:`gbxcule.rl.tasks.TaskRuntime`
 (the task's RAM values on the device). On the CPU the results are NumPy arrays
 (rewards float64, as ``SyncVectorEnv``); on CUDA they are Torch tensors on the device
@@ -107,6 +113,7 @@ class GbxVectorEnv(VectorEnv):
         render_mode: str | None = "rgb_array",
         copy: bool = True,
         max_steps: int | None = None,
+        hooks: Any = None,
         **backend_kwargs: Any,
     ) -> None:
         width = check_obs(obs, stack)
@@ -118,6 +125,7 @@ class GbxVectorEnv(VectorEnv):
         self.render_mode = render_mode
         self.copy = copy
         self.backend = make_backend(rom_path, spec, num_envs, device, **backend_kwargs)
+        self.hooks = self.backend.set_hooks(hooks) if hooks else []  # (bank, addr) per column
         self.num_envs = num_envs
         self.device = torch.device(self.backend.pixels.torch_device)
         self.on_cuda = self.device.type == "cuda"
@@ -164,6 +172,9 @@ class GbxVectorEnv(VectorEnv):
                 )
         b.step(self._actions(actions))
         infos: dict[str, Any] = {}
+        if self.hooks:
+            next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
+            infos = self._hook_info(self._auto if next_step else None)
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             auto = self._auto
             self._restore(auto)
@@ -179,7 +190,7 @@ class GbxVectorEnv(VectorEnv):
             self._render()
             self._stack.push(self._frame)
             if self.autoreset_mode == AutoresetMode.SAME_STEP:
-                infos = self._same_step_reset(term | trunc)
+                infos.update(self._same_step_reset(term | trunc))
         self._auto = term | trunc
         return (
             self._out(self._stack.observation()),
@@ -271,6 +282,15 @@ class GbxVectorEnv(VectorEnv):
         for e in np.flatnonzero(mask):
             objs[e] = final[e].numpy()
         return {"final_obs": objs, "_final_obs": mask, "final_info": {}, "_final_info": mask.copy()}
+
+    def _hook_info(self, discarded: torch.Tensor | None) -> dict[str, Any]:
+        """``hook_hits`` and its mask (module doc); ``discarded``: envs whose step is undone."""
+        hits = self.backend.hook_hits_torch().clone()
+        valid = self._all.clone() if discarded is None else ~discarded
+        hits.masked_fill_(~valid[:, None], 0)
+        if self.on_cuda:
+            return {"hook_hits": hits, "_hook_hits": valid}
+        return {"hook_hits": hits.numpy(), "_hook_hits": valid.numpy()}
 
     def _render(self) -> None:
         if self.obs_format == "packed2":

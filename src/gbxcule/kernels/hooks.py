@@ -30,12 +30,14 @@ a hook (typically a hooked HALT the game waits for VBlank in), PyBoy 2.8.1's ``t
 never returns (it calls the hook back forever). We count that hit once, end the frame,
 and go on single-stepping in the next one.
 
-All of it lives in one per-env array, ``Machine.hooks`` (row layout below): the hook
-table (count, stop flag, a 32-bit filter with bit ``addr & 31`` of every hook, so most PCs
-are rejected with one test, and the keys ``bank << 16 | addr``, the same in every row),
-``HOOK_SS``, this step's stop flag and hit counts. It is not emulator state: PyBoy's save
-states do not carry ``breakpoint_singlestep`` either, so capture, restore, start states
-and ``reset()`` leave the row alone (``backends/warp_base.py``'s ``PROBE_FIELDS``).
+All of it lives in each env's row of ``Machine.i32``, in ``HOOK_WORDS`` columns past the
+named ones (``I32_FIELDS``): the hook table (count, stop flag, the keys
+``bank << 16 | addr`` and a 1024-bit map of ``addr & 1023`` that rejects most fetches with
+one load; the same in every row), ``HOOK_SS``, the last step's stop flag and hit counts. It is not emulator state: PyBoy's save states do not carry
+``breakpoint_singlestep`` either, and capture, restore, start states and ``reset()`` only
+see the named columns. Not a ``Machine`` field of its own: one more array in the struct
+made the plain step kernel 3.3 % slower on the CPU (history/ecosystem.md), with the same
+code.
 
 Only the hooked variant of the step kernel (``kernels/step.py``, ``make_step_kernel``)
 calls these funcs; the plain kernel, launched while no hook is set, never reads the row.
@@ -45,23 +47,33 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.state import BOOT_ON, ROM_BANK, ROM_BANK_LOW, Machine
+from gbxcule.kernels.state import BOOT_ON, I32_FIELDS, ROM_BANK, ROM_BANK_LOW, Machine
 
 wp.set_module_options({"enable_backward": False})
 
 HOOK_MAX = 32  # hooks per backend
-# Columns of a ``Machine.hooks`` row:
-HOOK_SS = 0  # PyBoy's breakpoint_singlestep: 1 while the CPU steps past a hook
-HOOK_STOPPED = 1  # 1 when this env's last step ended at a hit (stop_on_hit)
-HOOK_COUNT = 2  # hooks registered
-HOOK_STOP = 3  # 1 = stop_on_hit
-HOOK_BLOOM = 4  # bit (addr & 31) set for every hook
-HOOK_KEYS = 5  # HOOK_KEYS + k: bank << 16 | addr of hook k
+# The hook row: columns of ``Machine.i32`` from HOOK_ROW (past the named ones).
+HOOK_ROW = len(I32_FIELDS)
+HOOK_SS = HOOK_ROW  # PyBoy's breakpoint_singlestep: 1 while the CPU steps past a hook
+HOOK_STOPPED = HOOK_ROW + 1  # 1 when this env's last step ended at a hit (stop_on_hit)
+HOOK_COUNT = HOOK_ROW + 2  # hooks registered
+HOOK_STOP = HOOK_ROW + 3  # 1 = stop_on_hit
+HOOK_KEYS = HOOK_ROW + 4  # HOOK_KEYS + k: bank << 16 | addr of hook k
 HOOK_HITS = HOOK_KEYS + HOOK_MAX  # HOOK_HITS + k: hits of hook k in this env's last step
-HOOK_WORDS = HOOK_HITS + HOOK_MAX
+# HOOK_MAP + w, bit b: some hook's address has (addr & 1023) == 32 * w + b (a filter: most
+# fetches are rejected by one load and a bit test)
+HOOK_MAP = HOOK_HITS + HOOK_MAX
+HOOK_MAP_WORDS = 32
+HOOK_WORDS = HOOK_MAP + HOOK_MAP_WORDS - HOOK_ROW
 HOOK_ROM_END = 0x8000  # hooks are on ROM addresses only
 
 HIT_NONE = wp.constant(-1)
+
+
+@wp.func(inline=True)
+def hook_maybe(i32: wp.array2d(dtype=wp.int32), i: int, pc: int) -> int:
+    """1 when a hook may sit at ``pc`` (``HOOK_MAP``); 0 for certain none."""
+    return (i32[i, HOOK_MAP + ((pc >> 5) & 31)] >> (pc & 31)) & 1
 
 
 @wp.func
@@ -71,10 +83,9 @@ def hook_at(m: wp.ref[Machine], i: int, pc: int, fetch: int) -> int:
     ``fetch`` = 1: as the CPU's fetch sees the patched byte (bank 0 below 0x4000 only with
     MBC1's low bank 0 and the boot ROM unmapped); 0: as PyBoy's ``breakpoint_reached``
     looks it up (bank 0 below 0x4000)."""
-    hooks = m.hooks
-    if ((hooks[i, HOOK_BLOOM] >> (pc & 31)) & 1) == 0 or pc >= HOOK_ROM_END:
-        return HIT_NONE
     i32 = m.i32
+    if pc >= HOOK_ROM_END or hook_maybe(i32, i, pc) == 0:
+        return HIT_NONE
     bank = wp.int32(0)
     if pc >= 0x4000:
         bank = i32[i, ROM_BANK]
@@ -82,9 +93,12 @@ def hook_at(m: wp.ref[Machine], i: int, pc: int, fetch: int) -> int:
         return HIT_NONE
     key = (bank << 16) | pc
     out = HIT_NONE
-    for k in range(hooks[i, HOOK_COUNT]):
-        if out < 0 and hooks[i, HOOK_KEYS + k] == key:
+    k = wp.int32(0)
+    count = i32[i, HOOK_COUNT]
+    while out < 0 and k < count:
+        if i32[i, HOOK_KEYS + k] == key:
             out = k
+        k = k + 1
     return out
 
 
@@ -94,20 +108,20 @@ def hook_reached(m: wp.ref[Machine], i: int, pc: int) -> int:
     ``pc`` is a hit (counted; with ``stop_on_hit`` the env's step stops there: returns 1
     and sets ``HOOK_STOPPED``); none clears ``HOOK_SS``."""
     k = hook_at(m, i, pc, 0)
-    hooks = m.hooks
+    i32 = m.i32
     if k < 0:
-        hooks[i, HOOK_SS] = 0
+        i32[i, HOOK_SS] = 0
         return 0
-    hooks[i, HOOK_HITS + k] = hooks[i, HOOK_HITS + k] + 1
-    stop = hooks[i, HOOK_STOP]
-    hooks[i, HOOK_STOPPED] = stop
+    i32[i, HOOK_HITS + k] = i32[i, HOOK_HITS + k] + 1
+    stop = i32[i, HOOK_STOP]
+    i32[i, HOOK_STOPPED] = stop
     return stop
 
 
 @wp.func
 def hooks_step_start(m: wp.ref[Machine], i: int):
     """The start of a hooked step: this step's hit counts and stop flag to 0."""
-    hooks = m.hooks
-    hooks[i, HOOK_STOPPED] = 0
-    for k in range(hooks[i, HOOK_COUNT]):
-        hooks[i, HOOK_HITS + k] = 0
+    i32 = m.i32
+    i32[i, HOOK_STOPPED] = 0
+    for k in range(i32[i, HOOK_COUNT]):
+        i32[i, HOOK_HITS + k] = 0

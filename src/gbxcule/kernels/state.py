@@ -94,6 +94,10 @@ I32_FIELDS = (
     "oam_scan_end",  # 1 + the last OAM entry whose Y byte can put it on screen (0: none)
 )
 
+# ``Machine.i32`` has ``HOOK_WORDS`` more columns after these: each env's event-hook row
+# (kernels/hooks.py). They are not emulator state: only the hooked variant of the step
+# kernel reads them, and capture, restore, start states and reset leave them alone.
+
 # Per-env int64 scalars (cycle counts and distances), in column order of ``Machine.i64``.
 I64_FIELDS = (
     "cycles",  # T-cycles since reset
@@ -249,12 +253,6 @@ class Machine:
     # line can be rendered with VRAM/OAM as PyBoy drew it (kernels/video_log.py).
     video_log: wp.array2d(dtype=wp.int32)
 
-    # ---- event hooks (kernels/hooks.py) ----------------------------------------
-    # [N, HOOK_WORDS] the hook table (the same in every row), PyBoy's breakpoint single-step
-    # flag, and the last step's stop flag and hit counts. Not emulator state: read and
-    # written only by the hooked variant of the step kernel (kernels/step.py).
-    hooks: wp.array2d(dtype=wp.int32)
-
 
 @wp.func
 def env_view(m: Machine, i: int) -> Machine:
@@ -286,5 +284,4 @@ def env_view(m: Machine, i: int) -> Machine:
     v.line_latch = m.line_latch[i : i + 1]
     v.frame_video = m.frame_video[i : i + 1]
     v.video_log = m.video_log[i : i + 1]
-    v.hooks = m.hooks[i : i + 1]
     return v

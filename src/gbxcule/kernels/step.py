@@ -43,7 +43,13 @@ import warp as wp
 from gbxcule.kernels.cpu import cpu_step, make_cpu_step
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.dma import dma_sync
-from gbxcule.kernels.hooks import HOOK_SS, hook_at, hook_reached, hooks_step_start
+from gbxcule.kernels.hooks import (
+    HOOK_SS,
+    hook_at,
+    hook_maybe,
+    hook_reached,
+    hooks_step_start,
+)
 from gbxcule.kernels.interrupts import check_interrupts, check_interrupts_outlined
 from gbxcule.kernels.ioregs import NEVER, pending_interrupts, raise_interrupt
 from gbxcule.kernels.joypad import joypad_frame_end, joypad_frame_start
@@ -170,7 +176,11 @@ def halt_through_lcd_outlined(m: wp.ref[Machine], i: int):
 @dataclass(frozen=True)
 class StepFeatures:
     """What a variant of the step kernel compiles in (``if wp.static(features.X)`` blocks,
-    which vanish when off); all off is the plain kernel. A new feature is one more field."""
+    which Warp drops at codegen when off); all off is the plain kernel. A new feature is
+    one more field, its blocks, and one more keyword of ``step_kernel_variant``.
+
+    Warp hashes every call in a func's source, dead static blocks included, so editing a
+    feature's funcs (e.g. kernels/hooks.py) rebuilds the plain kernel too (same code)."""
 
     hooks: bool = False  # event hooks (kernels/hooks.py)
     # The GPU shape (what CUDA launches, kernels/step_cuda.py): the units a slice calls
@@ -238,7 +248,7 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
         i64 = m.i64
         end = i64[i, CYCLES] + target
         if wp.static(features.hooks):
-            single = m.hooks[i, HOOK_SS]
+            single = i32[i, HOOK_SS]
             pc0 = wp.where(single != 0, i32[i, PC], -1)
         if wp.static(check_fn)(m, i) != 0:
             i32[i, HALTED] = 0
@@ -256,10 +266,14 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
                     out = TICK_STOPPED
                     break
                 if wp.static(features.hooks):
-                    if r.pc != pc0 and hook_at(m, i, r.pc, 1) >= 0:
+                    if (
+                        hook_maybe(i32, i, r.pc) != 0
+                        and r.pc != pc0
+                        and hook_at(m, i, r.pc, 1) >= 0
+                    ):
                         # PyBoy's BRK: no cycles, PC unchanged, but it runs the EI countdown
                         # as any opcode does
-                        m.hooks[i, HOOK_SS] = 1
+                        i32[i, HOOK_SS] = 1
                         if r.ime_delay > 0:
                             r.ime_delay = r.ime_delay - 1
                             r.ime = wp.where(r.ime_delay == 0, 1, r.ime)
@@ -296,7 +310,7 @@ def _make_run_frame(features: StepFeatures, cpu_tick, sync_fn, halt_fn):
         i32[i, FRAME_DONE] = 0
         while i32[i, FRAME_DONE] == 0 and i32[i, LOCKED] == 0:
             if wp.static(features.hooks):
-                if m.hooks[i, HOOK_SS] != 0:
+                if i32[i, HOOK_SS] != 0:
                     ticked = cpu_tick(m, i, MIN_SLICE, stop_pc)
                     wp.static(sync_fn)(m, i)  # a single step never fuses (never TICK_SYNCED)
                     if ticked == TICK_STOPPED:
@@ -317,7 +331,7 @@ def _make_run_frame(features: StepFeatures, cpu_tick, sync_fn, halt_fn):
             if ticked == TICK_STOPPED:
                 return 1
             if wp.static(features.hooks):
-                if m.hooks[i, HOOK_SS] != 0:  # the slice ended at a hooked fetch
+                if i32[i, HOOK_SS] != 0:  # the slice ended at a hooked fetch
                     if hook_reached(m, i, i32[i, PC]) != 0:
                         return 1
         return 0
