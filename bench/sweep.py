@@ -17,7 +17,7 @@ backends alike), and the summary reports the median; "× PyBoy per core" divides
 the cores a backend ran on (worker threads or processes; GPU rows have none).
 
 Usage: python -m bench.sweep (or gbxcule bench) [--backends warp-cpu,pyboy,pyboy-mp]
-       [--envs 1,8,64] [--rom PATH] [--steps 20] [--render off,pixels] [--repeats 3]
+       [--envs 1,8,64] [--rom PATH|busy|game] [--steps 20] [--render off,pixels] [--repeats 3]
        [--out bench/results]
 The default backends add warp-cuda when Warp sees a CUDA device.
 """
@@ -361,6 +361,22 @@ def default_rom() -> str:
     return str(demo_rom_path())
 
 
+NAMED_ROMS = ("busy", "game")  # the benchmark ROMs that never HALT
+
+
+def named_rom_path(name: str) -> str:
+    """``busy`` (bench/busy_rom.py) or ``game`` (bench/game_rom.py), assembled when needed."""
+    if name == "busy":
+        from bench.busy_rom import busy_rom_path
+
+        return str(busy_rom_path())
+    if name == "game":
+        from bench.game_rom import game_rom_path
+
+        return str(game_rom_path())
+    raise ValueError(f"unknown benchmark ROM {name!r}; known: {', '.join(NAMED_ROMS)}")
+
+
 def default_backends() -> list[str]:
     """The CPU backends, plus warp-cuda when Warp sees a CUDA device."""
     from gbxcule.cli.rollout import cuda_available
@@ -374,7 +390,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     )
     ap.add_argument("--envs", default=None, help="comma list applied to every backend")
     ap.add_argument(
-        "--rom", default=None, help="ROM path, or busy (bench/busy_rom.py); default: the demo game"
+        "--rom",
+        default=None,
+        help="ROM path, busy (bench/busy_rom.py) or game (bench/game_rom.py); default: the demo game",
     )
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--frames-per-step", type=int, default=24)
@@ -383,7 +401,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
         "--out",
         type=Path,
         default=None,
-        help="results folder (default: bench/results/cpu or gpu, -busy or -<ROM name> added)",
+        help="results folder (default: bench/results/cpu or gpu, -busy, -game or -<ROM name> added)",
     )
     ap.add_argument(
         "--mem-layout",
@@ -401,10 +419,11 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
 
 def default_out_dir(backends: list[str], rom: str | None) -> Path:
     """Where a sweep's rows go unless ``--out`` says: ``cpu``, or ``gpu`` when warp-cuda
-    runs, with ``-busy`` for the busy ROM or ``-<ROM file stem>`` for another ROM."""
+    runs, with ``-busy`` / ``-game`` for those benchmark ROMs or ``-<ROM file stem>`` for
+    another ROM."""
     name = "gpu" if "warp-cuda" in backends else "cpu"
-    if rom == "busy":
-        name += "-busy"
+    if rom in NAMED_ROMS:
+        name += "-" + rom
     elif rom is not None:
         name += "-" + Path(rom).stem
     return RESULTS_DIR / name
@@ -427,11 +446,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         envs = {b: DEFAULT_ENVS[b] for b in backends}
     out = args.out or default_out_dir(backends, args.rom)
-    rom = args.rom or default_rom()
-    if rom == "busy":  # bench/busy_rom.py: a ROM that never HALTs
-        from bench.busy_rom import busy_rom_path
-
-        rom = str(busy_rom_path())
+    rom = named_rom_path(args.rom) if args.rom in NAMED_ROMS else args.rom or default_rom()
     rows = run_sweep(
         backends,
         rom,

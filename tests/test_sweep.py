@@ -262,9 +262,17 @@ def test_gbxcule_bench_rom_busy_runs_the_busy_rom(tmp_path, capsys):
     assert [r["rom"] for r in _rows(out / "results.jsonl")] == ["busy_cpu.gb"]
 
 
+def test_gbxcule_bench_rom_game_runs_the_game_rom(tmp_path, capsys):
+    out = tmp_path / "game"
+    args = ["bench", "--backends", "warp-cpu", "--envs", "1", "--steps", "2", "--rom", "game"]
+    assert main(args + ["--render", "off", "--out", str(out)]) == 0
+    assert [r["rom"] for r in _rows(out / "results.jsonl")] == ["game_bench.gb"]
+
+
 def test_default_out_dir_names_device_and_rom():
     assert sweep.default_out_dir(["pyboy", "warp-cpu"], None) == sweep.RESULTS_DIR / "cpu"
     assert sweep.default_out_dir(["warp-cuda"], "busy") == sweep.RESULTS_DIR / "gpu-busy"
+    assert sweep.default_out_dir(["pyboy", "warp-cpu"], "game") == sweep.RESULTS_DIR / "cpu-game"
     assert sweep.default_out_dir(["warp-cpu"], "/x/tetris.gb") == sweep.RESULTS_DIR / "cpu-tetris"
 
 
