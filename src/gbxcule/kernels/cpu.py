@@ -59,16 +59,12 @@ from gbxcule.kernels.cpu_regs import (
     get_r8,
     get_r16,
     load_regs,
+    reload_regs,
     set_r8,
     set_r16,
     store_regs,
 )
-from gbxcule.kernels.fetch import (
-    fetch_outside_rom,
-    fetch_outside_rom_outlined,
-    fetch_rom,
-    is_illegal,
-)
+from gbxcule.kernels.fetch import fetch, fetch_rom_or_outlined, is_illegal
 from gbxcule.kernels.ioregs import pending_interrupts
 from gbxcule.kernels.state import (
     HALT_EI,
@@ -137,15 +133,13 @@ def make_cpu_step(out_of_line: bool = False, module: str | None = None):
     fastest) or called as one out-of-line copy each (the GPU-shaped step in
     kernels/step.py: their registers then stay out of the instruction loop). ``module``:
     the Warp module of a non-default one (``None``: this one)."""
-    read_outside_rom = fetch_outside_rom_outlined if out_of_line else fetch_outside_rom
+    fetch_code = fetch_rom_or_outlined if out_of_line else fetch
     general = cpu_general_outlined if out_of_line else cpu_general
 
     @wp.func(inline=True, name="cpu_step", module=module)  # +2 % on the CPU (A/B, 8 rounds)
     def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
         c0 = regs.cycles
-        fetched = fetch_rom(m, i, regs.pc)
-        if fetched < 0:
-            fetched = wp.static(read_outside_rom)(m, i, regs.pc, c0, regs.h, regs.l)
+        fetched = wp.static(fetch_code)(m, i, regs.pc, c0, regs.h, regs.l)
         op = fetched & 0xFF
         n1 = (fetched >> 8) & 0xFF
         n16 = fetched >> 8
@@ -192,11 +186,26 @@ def cpu_general(
 
 
 @wp.func(inline=False)
+def cpu_general_on_machine(m: wp.ref[Machine], i: int, op: int, cb: int, n1: int, n16: int) -> int:
+    """``cpu_general`` on the registers as stored in ``m`` (``cpu_general_outlined``)."""
+    regs = load_regs(m, i)
+    bail = cpu_general(m, i, regs, op, cb, n1, n16)
+    store_regs(m, i, regs)
+    return bail
+
+
+@wp.func
 def cpu_general_outlined(
     m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, cb: int, n1: int, n16: int
 ) -> int:
-    """``cpu_general`` as one out-of-line copy (``make_cpu_step(out_of_line=True)``)."""
-    return cpu_general(m, i, regs, op, cb, n1, n16)
+    """``cpu_general`` as one out-of-line copy (``make_cpu_step(out_of_line=True)``). The
+    registers go through ``m``, not by reference: an out-of-line callee taking their
+    address puts the caller's ``regs`` in local memory for the whole instruction loop
+    (sm_90 PTX: 455 -> 316 local loads/stores in the step kernel)."""
+    store_regs(m, i, regs)
+    bail = cpu_general_on_machine(m, i, op, cb, n1, n16)
+    reload_regs(m, i, regs)
+    return bail
 
 
 cpu_step = make_cpu_step()

@@ -140,3 +140,19 @@ def fetch(m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, h: int, l: int)
     if v < 0:
         v = fetch_outside_rom(m, i, pc, cycles, h, l)
     return v
+
+
+@wp.func
+def fetch_rom_or_outlined(
+    m: wp.ref[Machine],
+    i: int,
+    pc: int,
+    cycles: wp.int64,
+    h: int,
+    l: int,  # noqa: E741
+) -> int:
+    """``fetch`` with code outside ROM read by ``fetch_outside_rom_outlined``."""
+    v = fetch_rom(m, i, pc)
+    if v < 0:
+        v = fetch_outside_rom_outlined(m, i, pc, cycles, h, l)
+    return v
