@@ -12,12 +12,13 @@
 #   bash tools/gpu_session.sh bench     # CUDA sweep 1..65,536 envs, layouts, render cost at 16k
 #   bash tools/gpu_session.sh regs      # step kernel capped at 128 / 168 registers vs 255
 #   bash tools/gpu_session.sh fastpaths # CPU fast paths (kernels/cpu_fast.py) on vs off on CUDA
+#   bash tools/gpu_session.sh shapes    # the GPU shape (kernels/step_cuda.py) vs the inlined step on CUDA
 #
 # `install` may be combined with a later phase in one call: `... install && ... parity1`.
 # The procedure and what the tests check: history/gpu-parity.md.
 set -euo pipefail
 
-phase=${1:?usage: bash tools/gpu_session.sh stage|install|parity1|parity2|parity3|bench|regs|fastpaths}
+phase=${1:?usage: bash tools/gpu_session.sh stage|install|parity1|parity2|parity3|bench|regs|fastpaths|shapes}
 OUT=${OUT:-/tmp/gbx-out}
 export PYTHONPATH=/tmp/gbx-site:$PWD/src:$PWD
 export GBXCULE_GPU_REPORT=$OUT/gpu
@@ -76,25 +77,30 @@ case "$phase" in
       dir=/tmp/gbx-regs-$cap
       rm -rf "$dir" && mkdir -p "$dir" && cp -r src bench "$dir/"
       if [ "$cap" != 0 ]; then
-        sed -i "s/^@wp.kernel$/@wp.kernel(cuda_max_registers=$cap)/" "$dir/src/gbxcule/kernels/step.py"
+        sed -i "s/@wp.kernel(name=\"step_kernel\", /@wp.kernel(name=\"step_kernel\", cuda_max_registers=$cap, /" \
+          "$dir/src/gbxcule/kernels/step.py"
         grep -q "cuda_max_registers=$cap" "$dir/src/gbxcule/kernels/step.py"
       fi
       (cd "$dir" && PYTHONPATH=/tmp/gbx-site:$dir/src:$dir python3 -m bench.sweep --steps 20 \
         --render off --backends warp-cuda --envs 4096,16384,65536 --out "$OUT/gpu/regs-$cap")
     done
     ;;
-  fastpaths)
-    # Divergence may make the per-opcode fast paths a loss on a GPU; same results either way.
+  fastpaths|shapes)
+    # fastpaths: divergence may make the per-opcode fast paths a loss on a GPU.
+    # shapes: the GPU shape (kernels/step_cuda.py, units out of line) vs the inlined step
+    # the CPU runs. Same results either way; alternating rounds.
     need_warp
-    python3 - "$OUT/gpu/fastpaths.jsonl" <<'PY'
+    kwarg=$([ "$phase" = fastpaths ] && echo cpu_fast_paths || echo units_out_of_line)
+    python3 - "$OUT/gpu/$phase.jsonl" "$kwarg" <<'PY'
 import json, sys, time
 import numpy as np
 from bench.sweep import _device_name, default_rom
 from gbxcule.backends.warp_vec import WarpVecCudaBackend
+kwarg = sys.argv[2]
 with open(sys.argv[1], "a") as out:
     for n in (1024, 16384, 65536):
-        for fast in (True, False, True, False):
-            env = WarpVecCudaBackend(default_rom(), num_envs=n, cpu_fast_paths=fast)
+        for on in (True, False, True, False):
+            env = WarpVecCudaBackend(default_rom(), num_envs=n, **{kwarg: on})
             acts = np.random.default_rng(0).integers(0, 7, size=(22, n))
             for a in acts[:2]:
                 env.step(a)
@@ -105,7 +111,7 @@ with open(sys.argv[1], "a") as out:
             env.synchronize()
             sps = 20 * n / (time.perf_counter() - t)
             env.close()
-            row = {"envs": n, "cpu_fast_paths": fast, "sps": sps, "device": _device_name("warp-cuda")}
+            row = {"envs": n, kwarg: on, "sps": sps, "device": _device_name("warp-cuda")}
             print(row, flush=True)
             out.write(json.dumps(row) + "\n")
 PY
