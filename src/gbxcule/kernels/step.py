@@ -42,7 +42,7 @@ import warp as wp
 
 from gbxcule.kernels.cpu import cpu_step, make_cpu_step
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
-from gbxcule.kernels.dma import dma_sync
+from gbxcule.kernels.dma import dma_sync, dma_sync_outlined
 from gbxcule.kernels.hooks import (
     HOOK_SS,
     hook_at,
@@ -53,7 +53,7 @@ from gbxcule.kernels.hooks import (
 from gbxcule.kernels.interrupts import check_interrupts, check_interrupts_outlined
 from gbxcule.kernels.ioregs import NEVER, pending_interrupts, raise_interrupt
 from gbxcule.kernels.joypad import joypad_frame_end, joypad_frame_start
-from gbxcule.kernels.ppu import lcd_sync
+from gbxcule.kernels.ppu import lcd_sync, lcd_sync_outlined
 from gbxcule.kernels.serial import serial_sync
 from gbxcule.kernels.state import (
     BOOT_ON,
@@ -104,21 +104,30 @@ def halt_is_quiet(m: wp.ref[Machine], i: int) -> int:
     return wp.where(pending_interrupts(m, i) == 0, 1, 0)
 
 
-@wp.func
-def sync_units(m: wp.ref[Machine], i: int):
-    """The end of a slice: OAM DMA, then serial, timer and LCD up to the CPU."""
-    if m.i32[i, DMA_ACTIVE] != 0:
-        dma_sync(m, i, 0)
-    cycles = m.i64[i, CYCLES]
-    raise_interrupt(m, i, serial_sync(m, i, cycles))
-    raise_interrupt(m, i, timer_sync(m, i, cycles))
-    raise_interrupt(m, i, lcd_sync(m, i, cycles))
+def _make_sync_units(out_of_line: bool):
+    lcd = lcd_sync_outlined if out_of_line else lcd_sync
+    dma = dma_sync_outlined if out_of_line else dma_sync
+
+    def sync_units(m: wp.ref[Machine], i: int):
+        """The end of a slice: OAM DMA, then serial, timer and LCD up to the CPU."""
+        if m.i32[i, DMA_ACTIVE] != 0:
+            wp.static(dma)(m, i, 0)
+        cycles = m.i64[i, CYCLES]
+        raise_interrupt(m, i, serial_sync(m, i, cycles))
+        raise_interrupt(m, i, timer_sync(m, i, cycles))
+        raise_interrupt(m, i, wp.static(lcd)(m, i, cycles))
+
+    if out_of_line:
+        return wp.func(sync_units, name="sync_units_outlined", inline=False)
+    return wp.func(sync_units)
 
 
-@wp.func(inline=False)
-def sync_units_outlined(m: wp.ref[Machine], i: int):
-    """``sync_units`` as one out-of-line copy (the GPU-shaped step, ``StepFeatures``)."""
-    sync_units(m, i)
+# The GPU-shaped step (``StepFeatures.units_out_of_line``) calls one out-of-line copy of
+# the slice's sync, which calls the one copy of the LCD and DMA syncs the bus paths call:
+# inlined there, lcd_sync's registers were spilled in every caller (sm_90 stack 2,608 ->
+# 1,952 B with the same in halt_through_lcd). The CPU inlines all of them.
+sync_units = _make_sync_units(out_of_line=False)
+sync_units_outlined = _make_sync_units(out_of_line=True)
 
 
 @wp.func
@@ -138,39 +147,43 @@ TICK_STOPPED = 1  # cpu_tick stopped at stop_pc
 TICK_SYNCED = 2  # cpu_tick ended its last slice with sync_units already
 
 
-@wp.func
-def halt_through_lcd(m: wp.ref[Machine], i: int):
-    """Quiet HALT (``halt_is_quiet``): the slices that end at LCD transitions, fused.
+def _make_halt_through_lcd(out_of_line: bool):
+    lcd = lcd_sync_outlined if out_of_line else lcd_sync
 
-    Each such slice only adds its target to the cycle count and syncs the units; the
-    timer and serial port then just count (no event before their distance), so they
-    are synced once at the end: the same state, since a sync that crosses no event
-    is one jump. Stops at the first slice a timer/serial event or OAM DMA could end,
-    at the first interrupt flag raised, or at the end of the frame.
-    """
-    i32 = m.i32
-    i64 = m.i64
-    cycles = i64[i, CYCLES]
-    while i32[i, FRAME_DONE] == 0:
-        tim_left = i64[i, TIM_TO_IRQ] - (cycles - i64[i, TIM_LAST])
-        ser_left = i64[i, SER_TO_IRQ] - (cycles - i64[i, SER_LAST])
-        t = wp.max(MIN_SLICE, wp.min(i64[i, LCD_TO_IRQ], i64[i, LCD_TO_FRAME]))
-        if t >= tim_left or t >= ser_left or i32[i, DMA_ACTIVE] != 0:
-            break
-        cycles = cycles + t
-        i64[i, CYCLES] = cycles
-        bits = lcd_sync(m, i, cycles)
-        if bits != 0:
-            raise_interrupt(m, i, bits)
-            break
-    raise_interrupt(m, i, serial_sync(m, i, cycles))
-    raise_interrupt(m, i, timer_sync(m, i, cycles))
+    def halt_through_lcd(m: wp.ref[Machine], i: int):
+        """Quiet HALT (``halt_is_quiet``): the slices that end at LCD transitions, fused.
+
+        Each such slice only adds its target to the cycle count and syncs the units; the
+        timer and serial port then just count (no event before their distance), so they
+        are synced once at the end: the same state, since a sync that crosses no event
+        is one jump. Stops at the first slice a timer/serial event or OAM DMA could end,
+        at the first interrupt flag raised, or at the end of the frame.
+        """
+        i32 = m.i32
+        i64 = m.i64
+        cycles = i64[i, CYCLES]
+        while i32[i, FRAME_DONE] == 0:
+            tim_left = i64[i, TIM_TO_IRQ] - (cycles - i64[i, TIM_LAST])
+            ser_left = i64[i, SER_TO_IRQ] - (cycles - i64[i, SER_LAST])
+            t = wp.max(MIN_SLICE, wp.min(i64[i, LCD_TO_IRQ], i64[i, LCD_TO_FRAME]))
+            if t >= tim_left or t >= ser_left or i32[i, DMA_ACTIVE] != 0:
+                break
+            cycles = cycles + t
+            i64[i, CYCLES] = cycles
+            bits = wp.static(lcd)(m, i, cycles)
+            if bits != 0:
+                raise_interrupt(m, i, bits)
+                break
+        raise_interrupt(m, i, serial_sync(m, i, cycles))
+        raise_interrupt(m, i, timer_sync(m, i, cycles))
+
+    if out_of_line:
+        return wp.func(halt_through_lcd, name="halt_through_lcd_outlined", inline=False)
+    return wp.func(halt_through_lcd)
 
 
-@wp.func(inline=False)
-def halt_through_lcd_outlined(m: wp.ref[Machine], i: int):
-    """``halt_through_lcd`` as one out-of-line copy (the GPU-shaped step, ``StepFeatures``)."""
-    halt_through_lcd(m, i)
+halt_through_lcd = _make_halt_through_lcd(out_of_line=False)
+halt_through_lcd_outlined = _make_halt_through_lcd(out_of_line=True)
 
 
 @dataclass(frozen=True)
@@ -340,6 +353,52 @@ def _make_run_frame(features: StepFeatures, cpu_tick, sync_fn, halt_fn):
 
 
 def _make_kernel(features: StepFeatures, run_frame):
+    @wp.func(name="step_env", module=features.module)
+    def step_env(
+        m: wp.ref[Machine],
+        i: int,
+        press: int,
+        frames: int,
+        release_after: int,
+        render: int,
+        stop_pc: int,
+    ):
+        """The step of env ``i``: ``frames`` frames, ``press`` held from the first."""
+        if wp.static(features.hooks):
+            hooks_step_start(m, i)
+        for f in range(frames):
+            joypad_frame_start(m, i, wp.where(f == 0, press, 0), release_after)
+            m.i32[i, LCD_RENDER] = 0
+            if render != 0 and f == frames - 1:
+                m.i32[i, LCD_RENDER] = 1
+            if run_frame(m, i, stop_pc) != 0:
+                return
+            joypad_frame_end(m, i)
+            if m.i32[i, LOCKED] != 0:
+                return
+
+    if features.units_out_of_line:
+        # The GPU shape takes the Machine as the one element of an array and hands the
+        # units a reference into it (global memory). A kernel's struct argument whose
+        # address goes to an out-of-line function is copied to the thread's stack first:
+        # env_view's copy was 760 B of every thread's frame (history/performance.md).
+        @wp.kernel(name="step_kernel", module=features.module, enable_backward=False)
+        def step_kernel_gpu(
+            ms: wp.array(dtype=Machine),
+            buttons: wp.array(dtype=wp.int32),
+            frames: int,
+            release_after: int,
+            render: int,
+            stop_pc: int,
+        ):
+            """``step_kernel`` on ``ms[0]``."""
+            i = wp.tid()
+            if ms[0].i32[i, LOCKED] != 0:
+                return
+            step_env(ms[0], i, buttons[i], frames, release_after, render, stop_pc)
+
+        return step_kernel_gpu
+
     @wp.kernel(name="step_kernel", module=features.module, enable_backward=False)
     def step_kernel(
         m: Machine,
@@ -361,20 +420,8 @@ def _make_kernel(features: StepFeatures, run_frame):
         i = wp.tid()
         if m.i32[i, LOCKED] != 0:
             return
-        press = buttons[i]
         e = env_view(m, i)  # env i as env 0 of a view: constant index, cheaper accesses
-        if wp.static(features.hooks):
-            hooks_step_start(e, 0)
-        for f in range(frames):
-            joypad_frame_start(e, 0, wp.where(f == 0, press, 0), release_after)
-            e.i32[0, LCD_RENDER] = 0
-            if render != 0 and f == frames - 1:
-                e.i32[0, LCD_RENDER] = 1
-            if run_frame(e, 0, stop_pc) != 0:
-                return
-            joypad_frame_end(e, 0)
-            if e.i32[0, LOCKED] != 0:
-                return
+        step_env(e, 0, buttons[i], frames, release_after, render, stop_pc)
 
     return step_kernel
 
