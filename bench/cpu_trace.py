@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.cpu import cpu_execute
 from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem
 from gbxcule.kernels.cpu_regs import CpuRegs, load_regs
+from gbxcule.kernels.cpu_step import cpu_execute
 from gbxcule.kernels.fetch import fetch, is_illegal
 from gbxcule.kernels.interrupts import check_interrupts
 from gbxcule.kernels.state import HALTED, INT_QUEUED, LOCKED, Machine

@@ -51,25 +51,19 @@ from gbxcule.kernels.alu import (
     signed8,
     sp_offset_flags,
 )
-from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem
 from gbxcule.kernels.cpu_regs import (
     CpuRegs,
     bus_in,
     bus_out,
     get_r8,
     get_r16,
-    load_regs,
-    reload_regs,
     set_r8,
     set_r16,
-    store_regs,
 )
-from gbxcule.kernels.fetch import fetch, fetch_rom_or_outlined, is_illegal
 from gbxcule.kernels.ioregs import pending_interrupts
 from gbxcule.kernels.state import (
     HALT_EI,
     HALTED,
-    LOCKED,
     Machine,
 )
 
@@ -111,104 +105,6 @@ class Instr:
     v16: wp.int32
     sp: wp.int32  # SP after the instruction, unless w16 writes it
     bail: wp.int32  # PyBoy's bail so far
-
-
-@wp.func
-def cpu_execute(m: wp.ref[Machine], i: int) -> int:
-    """Run the instruction at PC; returns PyBoy's ``bail`` (1: the run loop must stop),
-    also 1 when the instruction locked the env."""
-    r = load_regs(m, i)
-    bail = cpu_step(m, i, r)
-    store_regs(m, i, r)
-    return bail
-
-
-def make_cpu_step(out_of_line: bool = False, module: str | None = None):
-    """A ``cpu_step``: ``cpu_execute`` on registers held in ``regs`` (cycle counter
-    included); memory gets the cycle count and HL before each bus access
-    (kernels/cpu_regs.py).
-
-    ``out_of_line`` picks where its rare paths run, code fetched outside ROM and the
-    general phases (``cpu_general``): inlined (``cpu_step``, what the CPU device runs
-    fastest) or called as one out-of-line copy each (the GPU-shaped step in
-    kernels/step.py: their registers then stay out of the instruction loop). ``module``:
-    the Warp module of a non-default one (``None``: this one)."""
-    fetch_code = fetch_rom_or_outlined if out_of_line else fetch
-    general = cpu_general_outlined if out_of_line else cpu_general
-
-    @wp.func(inline=True, name="cpu_step", module=module)  # +2 % on the CPU (A/B, 8 rounds)
-    def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
-        c0 = regs.cycles
-        fetched = wp.static(fetch_code)(m, i, regs.pc, c0, regs.h, regs.l)
-        op = fetched & 0xFF
-        n1 = (fetched >> 8) & 0xFF
-        n16 = fetched >> 8
-        cb = wp.where(op == 0xCB, 1, 0)
-        if regs.ime_delay == 0 and m.cpu_fast_paths != 0:  # kernels/cpu_fast.py; none illegal
-            fast = wp.int32(0)
-            if cb == 0:
-                fast = cpu_fast(regs, op, n1, n16)
-                if fast == 0:
-                    fast = cpu_fast_mem(m, i, regs, op, n1, n16)
-            elif (n1 & 7) != 6:
-                fast = cpu_fast_cb(regs, n1)
-            if fast != 0:
-                regs.cycles = c0 + wp.int64(fast & 0xFF)
-                return fast >> 8
-        if cb == 0 and is_illegal(op) != 0:
-            m.i32[i, LOCKED] = 0x100 | op
-            return 1
-        return wp.static(general)(m, i, regs, op, cb, n1, n16)
-
-    return cpu_step
-
-
-@wp.func
-def cpu_general(
-    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, cb: int, n1: int, n16: int
-) -> int:
-    """Every opcode through its phases: reads, compute, writes and write-back."""
-    ins = decode(regs, wp.where(cb == 1, n1, op), cb, n1, n16)
-    read_phase(m, i, regs, ins)
-    if cb == 1:
-        exec_cb(regs, ins)
-    elif ins.x == 0 and ins.z < 4:
-        exec_x0_pairs(regs, ins)
-    elif ins.x == 0:
-        exec_x0_r8(regs, ins)
-    elif ins.x == 3 and ins.z < 4:
-        exec_x3_flow(regs, ins)
-    elif ins.x == 3 and ins.z != 6:
-        exec_x3_calls(regs, ins)
-    else:
-        exec_ld_alu(m, i, regs, ins)
-    return write_phase(m, i, regs, ins)
-
-
-@wp.func(inline=False)
-def cpu_general_on_machine(m: wp.ref[Machine], i: int, op: int, cb: int, n1: int, n16: int) -> int:
-    """``cpu_general`` on the registers as stored in ``m`` (``cpu_general_outlined``)."""
-    regs = load_regs(m, i)
-    bail = cpu_general(m, i, regs, op, cb, n1, n16)
-    store_regs(m, i, regs)
-    return bail
-
-
-@wp.func
-def cpu_general_outlined(
-    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, cb: int, n1: int, n16: int
-) -> int:
-    """``cpu_general`` as one out-of-line copy (``make_cpu_step(out_of_line=True)``). The
-    registers go through ``m``, not by reference: an out-of-line callee taking their
-    address puts the caller's ``regs`` in local memory for the whole instruction loop
-    (sm_90 PTX: 455 -> 316 local loads/stores in the step kernel)."""
-    store_regs(m, i, regs)
-    bail = cpu_general_on_machine(m, i, op, cb, n1, n16)
-    reload_regs(m, i, regs)
-    return bail
-
-
-cpu_step = make_cpu_step()
 
 
 @wp.func

@@ -33,7 +33,18 @@ from gbxcule.kernels.alu import (
     inc_dec8,
     signed8,
 )
-from gbxcule.kernels.cpu_regs import CpuRegs, bus_in, bus_out, get_r8, get_r16, set_r8, set_r16
+from gbxcule.kernels.cpu_regs import (
+    CpuRegs,
+    bus_in,
+    bus_out,
+    direct_in,
+    direct_out,
+    get_r8,
+    get_r16,
+    is_direct,
+    set_r8,
+    set_r16,
+)
 from gbxcule.kernels.state import Machine
 
 wp.set_module_options({"enable_backward": False})
@@ -148,139 +159,195 @@ def cpu_fast_cb(regs: wp.ref[CpuRegs], op: int) -> int:
     return 8
 
 
+def make_cpu_fast_mem(direct_only: bool):
+    """``cpu_fast_mem``, whose accesses go through ``direct_in``/``direct_out`` when
+    ``direct_only`` (``cpu_fast_mem_direct``)."""
+    rd = direct_in if direct_only else bus_in
+    wr = direct_out if direct_only else bus_out
+
+    def cpu_fast_mem(
+        m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, n1: int, n16: int
+    ) -> int:
+        """Run base opcode ``op`` if it is one of the common loads, stores and stack ops: its
+        T-cycles | bail << 8 (bail as the bus returns it), registers and PC updated; 0 if not.
+
+        Each access happens at the cycle and with the access offset ``cpu_step``'s phases
+        give it (PyBoy's timing): loads through HL, BC, DE, HL+/HL-, LDH, [C] and [n16],
+        ALU A,[HL], INC/DEC [HL], LD [HL],n8, PUSH/POP, CALL/RET (and cc), RST.
+        """
+        x = op >> 6
+        y = (op >> 3) & 7
+        z = op & 7
+        c0 = regs.cycles
+        hl = (regs.h << 8) | regs.l
+        pc = regs.pc
+        cyc = wp.int32(0)
+        bail = wp.int32(0)
+        npc = pc + 1
+        if x == 1:
+            if z == 6 and y != 6:  # LD r,[HL] (LD A,[HL] reads with PyBoy's offset 4)
+                set_r8(regs, y, wp.static(rd)(m, i, regs, c0, hl, wp.where(y == 7, 4, 0)))
+                cyc = 8
+            elif y == 6 and z != 6:  # LD [HL],r
+                bail = wp.static(wr)(m, i, regs, c0, hl, get_r8(regs, z), 0)
+                cyc = 8
+        elif x == 2:
+            if z == 6:  # ALU A,[HL]
+                r = alu8(y, regs.a, wp.static(rd)(m, i, regs, c0, hl, 0), regs.f)
+                regs.a = r[0]
+                regs.f = r[1]
+                cyc = 8
+        elif x == 0:
+            if z == 2:  # LD [rr],A / LD A,[rr]: BC, DE (offset 4), HL+, HL-
+                p = y >> 1
+                addr = get_r16(regs, wp.min(p, 2))
+                off = wp.where(p == 1, 4, 0)
+                if (y & 1) == 0:
+                    bail = wp.static(wr)(m, i, regs, c0, addr, regs.a, off)
+                else:
+                    regs.a = wp.static(rd)(m, i, regs, c0, addr, off)
+                if p >= 2:
+                    set_r16(regs, 2, (hl + 5 - 2 * p) & 0xFFFF)
+                cyc = 8
+            elif z == 4 or z == 5:
+                if y == 6:  # INC [HL] / DEC [HL]
+                    r = inc_dec8(wp.static(rd)(m, i, regs, c0, hl, 0), z - 4, regs.f)
+                    bail = wp.static(wr)(m, i, regs, c0 + wp.int64(4), hl, r[0], 0)
+                    regs.f = r[1]
+                    cyc = 12
+            elif z == 6:
+                if y == 6:  # LD [HL],n8
+                    bail = wp.static(wr)(m, i, regs, c0 + wp.int64(4), hl, n1, 0)
+                    cyc = 12
+                    npc = pc + 2
+        else:
+            sp = regs.sp
+            push = wp.int32(-1)  # a 16-bit value pushed with its first byte at c0 + push_at
+            push_at = wp.int32(8)
+            pop_at = wp.int32(-1)  # a 16-bit value popped with its first byte at c0 + pop_at
+            call = wp.int32(-1)  # CALL / CALL cc: 1 taken, 0 not
+            if z == 0:
+                if y < 4:  # RET cc
+                    cyc = 8
+                    if condition(y, regs.f) != 0:
+                        pop_at = 8
+                        cyc = 20
+                elif y == 4:  # LDH [n8],A
+                    bail = wp.static(wr)(m, i, regs, c0 + wp.int64(4), 0xFF00 | n1, regs.a, 0)
+                    cyc = 12
+                    npc = pc + 2
+                elif y == 6:  # LDH A,[n8]
+                    regs.a = wp.static(rd)(m, i, regs, c0 + wp.int64(4), 0xFF00 | n1, 0)
+                    cyc = 12
+                    npc = pc + 2
+            elif z == 1:
+                if (y & 1) == 0:  # POP rr
+                    pop_at = 0
+                    cyc = 12
+                elif y == 1:  # RET
+                    pop_at = 4
+                    cyc = 16
+            elif z == 2:
+                if y == 4:  # LD [C],A
+                    bail = wp.static(wr)(m, i, regs, c0, 0xFF00 | regs.c, regs.a, 0)
+                    cyc = 8
+                elif y == 5:  # LD [n16],A
+                    bail = wp.static(wr)(m, i, regs, c0 + wp.int64(8), n16, regs.a, 0)
+                    cyc = 16
+                    npc = pc + 3
+                elif y == 6:  # LD A,[C]
+                    regs.a = wp.static(rd)(m, i, regs, c0, 0xFF00 | regs.c, 0)
+                    cyc = 8
+                elif y == 7:  # LD A,[n16]
+                    regs.a = wp.static(rd)(m, i, regs, c0 + wp.int64(8), n16, 0)
+                    cyc = 16
+                    npc = pc + 3
+            elif z == 4:
+                if y < 4:  # CALL cc,n16
+                    call = condition(y, regs.f)
+            elif z == 5:
+                if (y & 1) == 0:  # PUSH rr
+                    push = get_r16(regs, y >> 1)
+                    if y == 6:
+                        push = (regs.a << 8) | regs.f
+                    cyc = 16
+                elif y == 1:  # CALL n16
+                    call = 1
+            elif z == 7:  # RST
+                push = (pc + 1) & 0xFFFF
+                cyc = 16
+                npc = y * 8
+            if call >= 0:
+                cyc = 12
+                npc = pc + 3
+                if call == 1:
+                    push = (pc + 3) & 0xFFFF
+                    push_at = 16
+                    cyc = 24
+                    npc = n16
+            if push >= 0:
+                bail = wp.static(wr)(m, i, regs, c0 + wp.int64(push_at), sp - 1, push >> 8, 0)
+                bail = bail | wp.static(wr)(m, i, regs, c0 + wp.int64(push_at + 4), sp - 2, push, 0)
+                regs.sp = (sp - 2) & 0xFFFF
+            if pop_at >= 0:
+                v = wp.static(rd)(m, i, regs, c0 + wp.int64(pop_at), sp, 0)
+                v = v | (wp.static(rd)(m, i, regs, c0 + wp.int64(pop_at + 4), sp + 1, 0) << 8)
+                regs.sp = (sp + 2) & 0xFFFF
+                if z == 1 and (y & 1) == 0:  # POP rr; AF is set_r16's pair 4
+                    set_r16(regs, wp.where(y == 6, 4, y >> 1), v)
+                else:
+                    npc = v
+        if cyc != 0:
+            regs.pc = npc & 0xFFFF
+        return cyc | (bail << 8)
+
+    return wp.func(cpu_fast_mem, name="cpu_fast_mem_direct_accesses" if direct_only else None)
+
+
+cpu_fast_mem = make_cpu_fast_mem(direct_only=False)
+_fast_mem_direct_accesses = make_cpu_fast_mem(direct_only=True)
+
+
 @wp.func
-def cpu_fast_mem(
+def fast_mem_is_direct(
     m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, n1: int, n16: int
 ) -> int:
-    """Run base opcode ``op`` if it is one of the common loads, stores and stack ops: its
-    T-cycles | bail << 8 (bail as the bus returns it), registers and PC updated; 0 if not.
-
-    Each access happens at the cycle and with the access offset ``cpu_step``'s phases
-    give it (PyBoy's timing): loads through HL, BC, DE, HL+/HL-, LDH, [C] and [n16],
-    ALU A,[HL], INC/DEC [HL], LD [HL],n8, PUSH/POP, CALL/RET (and cc), RST.
-    """
+    """1 when every access ``cpu_fast_mem`` makes for ``op`` is ``is_direct`` (WRAM, HRAM):
+    its address (HL, BC/DE/HL+/HL-, $FF00+n8 or +C, n16) and for the stack ops both bytes."""
     x = op >> 6
     y = (op >> 3) & 7
     z = op & 7
-    c0 = regs.cycles
-    hl = (regs.h << 8) | regs.l
-    pc = regs.pc
-    cyc = wp.int32(0)
-    bail = wp.int32(0)
-    npc = pc + 1
-    if x == 1:
-        if z == 6 and y != 6:  # LD r,[HL] (LD A,[HL] reads with PyBoy's offset 4)
-            set_r8(regs, y, bus_in(m, i, regs, c0, hl, wp.where(y == 7, 4, 0)))
-            cyc = 8
-        elif y == 6 and z != 6:  # LD [HL],r
-            bail = bus_out(m, i, regs, c0, hl, get_r8(regs, z), 0)
-            cyc = 8
-    elif x == 2:
-        if z == 6:  # ALU A,[HL]
-            r = alu8(y, regs.a, bus_in(m, i, regs, c0, hl, 0), regs.f)
-            regs.a = r[0]
-            regs.f = r[1]
-            cyc = 8
-    elif x == 0:
-        if z == 2:  # LD [rr],A / LD A,[rr]: BC, DE (offset 4), HL+, HL-
-            p = y >> 1
-            addr = get_r16(regs, wp.min(p, 2))
-            off = wp.where(p == 1, 4, 0)
-            if (y & 1) == 0:
-                bail = bus_out(m, i, regs, c0, addr, regs.a, off)
-            else:
-                regs.a = bus_in(m, i, regs, c0, addr, off)
-            if p >= 2:
-                set_r16(regs, 2, (hl + 5 - 2 * p) & 0xFFFF)
-            cyc = 8
-        elif z == 4 or z == 5:
-            if y == 6:  # INC [HL] / DEC [HL]
-                r = inc_dec8(bus_in(m, i, regs, c0, hl, 0), z - 4, regs.f)
-                bail = bus_out(m, i, regs, c0 + wp.int64(4), hl, r[0], 0)
-                regs.f = r[1]
-                cyc = 12
-        elif z == 6:
-            if y == 6:  # LD [HL],n8
-                bail = bus_out(m, i, regs, c0 + wp.int64(4), hl, n1, 0)
-                cyc = 12
-                npc = pc + 2
-    else:
+    a = (regs.h << 8) | regs.l
+    b = a
+    if x == 0 and z == 2:
+        a = get_r16(regs, wp.min(y >> 1, 2))
+        b = a
+    elif x == 3:
         sp = regs.sp
-        push = wp.int32(-1)  # a 16-bit value pushed with its first byte at c0 + push_at
-        push_at = wp.int32(8)
-        pop_at = wp.int32(-1)  # a 16-bit value popped with its first byte at c0 + pop_at
-        call = wp.int32(-1)  # CALL / CALL cc: 1 taken, 0 not
-        if z == 0:
-            if y < 4:  # RET cc
-                cyc = 8
-                if condition(y, regs.f) != 0:
-                    pop_at = 8
-                    cyc = 20
-            elif y == 4:  # LDH [n8],A
-                bail = bus_out(m, i, regs, c0 + wp.int64(4), 0xFF00 | n1, regs.a, 0)
-                cyc = 12
-                npc = pc + 2
-            elif y == 6:  # LDH A,[n8]
-                regs.a = bus_in(m, i, regs, c0 + wp.int64(4), 0xFF00 | n1, 0)
-                cyc = 12
-                npc = pc + 2
-        elif z == 1:
-            if (y & 1) == 0:  # POP rr
-                pop_at = 0
-                cyc = 12
-            elif y == 1:  # RET
-                pop_at = 4
-                cyc = 16
-        elif z == 2:
-            if y == 4:  # LD [C],A
-                bail = bus_out(m, i, regs, c0, 0xFF00 | regs.c, regs.a, 0)
-                cyc = 8
-            elif y == 5:  # LD [n16],A
-                bail = bus_out(m, i, regs, c0 + wp.int64(8), n16, regs.a, 0)
-                cyc = 16
-                npc = pc + 3
-            elif y == 6:  # LD A,[C]
-                regs.a = bus_in(m, i, regs, c0, 0xFF00 | regs.c, 0)
-                cyc = 8
-            elif y == 7:  # LD A,[n16]
-                regs.a = bus_in(m, i, regs, c0 + wp.int64(8), n16, 0)
-                cyc = 16
-                npc = pc + 3
-        elif z == 4:
-            if y < 4:  # CALL cc,n16
-                call = condition(y, regs.f)
-        elif z == 5:
-            if (y & 1) == 0:  # PUSH rr
-                push = get_r16(regs, y >> 1)
-                if y == 6:
-                    push = (regs.a << 8) | regs.f
-                cyc = 16
-            elif y == 1:  # CALL n16
-                call = 1
-        elif z == 7:  # RST
-            push = (pc + 1) & 0xFFFF
-            cyc = 16
-            npc = y * 8
-        if call >= 0:
-            cyc = 12
-            npc = pc + 3
-            if call == 1:
-                push = (pc + 3) & 0xFFFF
-                push_at = 16
-                cyc = 24
-                npc = n16
-        if push >= 0:
-            bail = bus_out(m, i, regs, c0 + wp.int64(push_at), sp - 1, push >> 8, 0)
-            bail = bail | bus_out(m, i, regs, c0 + wp.int64(push_at + 4), sp - 2, push, 0)
-            regs.sp = (sp - 2) & 0xFFFF
-        if pop_at >= 0:
-            v = bus_in(m, i, regs, c0 + wp.int64(pop_at), sp, 0)
-            v = v | (bus_in(m, i, regs, c0 + wp.int64(pop_at + 4), sp + 1, 0) << 8)
-            regs.sp = (sp + 2) & 0xFFFF
-            if z == 1 and (y & 1) == 0:  # POP rr; AF is set_r16's pair 4
-                set_r16(regs, wp.where(y == 6, 4, y >> 1), v)
-            else:
-                npc = v
-    if cyc != 0:
-        regs.pc = npc & 0xFFFF
-    return cyc | (bail << 8)
+        if z == 0 and y >= 4:  # LDH
+            a = 0xFF00 | n1
+            b = a
+        elif z == 2:  # [C], [n16]
+            a = wp.where((y & 1) == 0, 0xFF00 | regs.c, n16)
+            b = a
+        elif z <= 1:  # POP, RET, RET cc
+            a = sp
+            b = sp + 1
+        else:  # PUSH, CALL, CALL cc, RST
+            a = sp - 1
+            b = sp - 2
+    return is_direct(m, i, a) & is_direct(m, i, b)
+
+
+@wp.func
+def cpu_fast_mem_direct(
+    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, n1: int, n16: int
+) -> int:
+    """``cpu_fast_mem`` for the GPU shape (``make_cpu_step``): it runs an opcode only when
+    all its accesses are plain WRAM/HRAM bytes, read and written without a bus call, and
+    leaves the rest (ROM tables, IO, VRAM) to the general path. Each of ``cpu_fast_mem``'s
+    18 call sites of the slow bus made the step kernel save its live registers around it
+    (sm_90 spill stores, history/performance.md)."""
+    if fast_mem_is_direct(m, i, regs, op, n1, n16) == 0:
+        return 0
+    return _fast_mem_direct_accesses(m, i, regs, op, n1, n16)

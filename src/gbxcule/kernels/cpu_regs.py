@@ -219,6 +219,42 @@ def bus_out_slow(
 
 
 @wp.func
+def is_direct(m: wp.ref[Machine], i: int, addr: int) -> int:
+    """1 if a CPU access to ``addr`` is a plain byte of ``mem`` with no side effect and no
+    timing: WRAM (and its echo) and, with no OAM DMA running, HRAM."""
+    a = addr & 0xFFFF
+    if a >= 0xC000 and a < 0xFE00:
+        return 1
+    if a >= 0xFF80 and a < 0xFFFF and m.i32[i, DMA_ACTIVE] == 0:
+        return 1
+    return 0
+
+
+@wp.func
+def direct_index(addr: int) -> int:
+    """Column of ``mem`` of an address ``is_direct`` accepts."""
+    a = addr & 0xFFFF
+    return wp.where(a >= 0xFF80, HRAM_BASE + a - 0xFF80, wram_index(a))
+
+
+@wp.func
+def direct_in(
+    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, off: int
+) -> int:
+    """``bus_in`` of an address ``is_direct`` accepts (no bus call)."""
+    return int(m.mem[i, direct_index(addr)])
+
+
+@wp.func
+def direct_out(
+    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, v: int, off: int
+) -> int:
+    """``bus_out`` to an address ``is_direct`` accepts (no bus call, never a bail)."""
+    m.mem[i, direct_index(addr)] = wp.uint8(v & 0xFF)
+    return 0
+
+
+@wp.func
 def bus_in(
     m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, off: int
 ) -> int:

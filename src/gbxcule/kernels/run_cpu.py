@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.cpu import cpu_execute
+from gbxcule.kernels.cpu_step import cpu_execute
 from gbxcule.kernels.state import BOOT_ON, HALTED, LOCKED, PC, Machine
 
 wp.set_module_options({"enable_backward": False})

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from gbxcule.kernels.cpu import cpu_step, make_cpu_step
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
+from gbxcule.kernels.cpu_step import cpu_step, make_cpu_step
 from gbxcule.kernels.dma import dma_sync, dma_sync_outlined
 from gbxcule.kernels.hooks import (
     HOOK_SS,
@@ -353,7 +353,7 @@ def _make_run_frame(features: StepFeatures, cpu_tick, sync_fn, halt_fn):
 
 
 def _make_kernel(features: StepFeatures, run_frame):
-    @wp.func(name="step_env", module=features.module)
+    @wp.func(name="step_env", module=features.module, inline=True)
     def step_env(
         m: wp.ref[Machine],
         i: int,
