@@ -93,9 +93,7 @@ def test_kernel_modules_lists_every_module_with_a_kernel() -> None:
             continue
         name = f"gbxcule.kernels.{path.stem}"
         module = importlib.import_module(name)
-        if any(
-            isinstance(v, wp.Kernel) and v.module.name == name for v in vars(module).values()
-        ):
+        if any(isinstance(v, wp.Kernel) and v.module.name == name for v in vars(module).values()):
             with_kernels.add(name)
     assert with_kernels == set(KERNEL_MODULES)
 
