@@ -129,6 +129,9 @@ def test_budget_names_every_breach_and_passes_a_row_within_it() -> None:
         ]
     }
     assert check_budget(ok) == []
+    # the CPU's inlined shape (kernels/step.py) is not what the budget is for
+    assert check_budget({"module": "gbxcule.kernels.step", **row}) == []
+    assert check_budget({"module": "gbxcule.kernels.step_cuda", **row}) == breaches
     # a module without the step kernel has no budget
     assert (
         check_budget(
