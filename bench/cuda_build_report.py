@@ -107,6 +107,23 @@ def ptx_for_ptxas(ptx: str, ptx_version: str) -> str:
     return fixed
 
 
+def find_ptxas(name: str = "ptxas") -> str | None:
+    """``name`` on PATH (or a path), else the ptxas of the ``nvidia-cuda-nvcc-cu12`` wheel
+    (the dev extra: CI has no CUDA toolkit)."""
+    found = shutil.which(name)
+    if found is not None or name != "ptxas":
+        return found
+    try:
+        import nvidia.cuda_nvcc  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    for root in getattr(nvidia.cuda_nvcc, "__path__", []):
+        candidate = Path(root) / "bin" / "ptxas"
+        if candidate.is_file():
+            return str(candidate)
+    return None
+
+
 def ptxas_ptx_version(ptxas: str) -> str:
     """The newest PTX ISA version this ptxas reads: it names it when refusing a newer one."""
     with tempfile.TemporaryDirectory() as work:
@@ -243,10 +260,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{BUDGET_SPILL_FUNCTION} B",
     )
     args = ap.parse_args(argv)
-    ptxas = shutil.which(args.ptxas)
+    ptxas = find_ptxas(args.ptxas)
     if ptxas is None:
         print(
-            f"cuda_build_report: `{args.ptxas}` not found (needs the CUDA toolkit)", file=sys.stderr
+            f"cuda_build_report: `{args.ptxas}` not found (the CUDA toolkit, or the dev "
+            "extra's nvidia-cuda-nvcc-cu12)",
+            file=sys.stderr,
         )
         return 2
     names = [f"gbxcule.kernels.{m.strip()}" for m in args.modules.split(",") if m.strip()]

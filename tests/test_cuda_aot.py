@@ -46,3 +46,23 @@ def test_hooked_step_kernel_builds_ptx_for_sm90(tmp_path) -> None:
 
     kernel = step_kernel_variant(hooks=True)
     _build_ptx(kernel.module, tmp_path, "step_kernel", "hooked step kernel")
+
+
+def test_gpu_shape_stays_within_the_budget(tmp_path) -> None:
+    """Issue #15's sm_90 budget for the step kernel CUDA launches (kernels/step_cuda.py):
+    <= 2,048 B of stack, <= 1,000 B of spill stores, each out-of-line function <= 500 B
+    (``python -m bench.cuda_build_report --budget``; ptxas from the dev extra)."""
+    from bench.cuda_build_report import (
+        BUDGET_MODULE,
+        build_module,
+        check_budget,
+        find_ptxas,
+        ptxas_ptx_version,
+    )
+
+    ptxas = find_ptxas()
+    assert ptxas is not None, "no ptxas: install the dev extra (nvidia-cuda-nvcc-cu12)"
+    row = build_module(BUDGET_MODULE, ptxas, ptxas_ptx_version(ptxas), tmp_path)
+    entry = next(f for f in row["functions"] if f["kind"] == "entry")
+    print(f"step_cuda: {entry['stack_frame']} B stack, {entry['spill_stores']} B spill stores")
+    assert check_budget(row) == []
