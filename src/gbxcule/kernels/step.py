@@ -125,7 +125,7 @@ def _make_sync_units(out_of_line: bool):
 # The GPU-shaped step (``StepFeatures.units_out_of_line``) calls one out-of-line copy of
 # the slice's sync, which calls the one copy of the LCD and DMA syncs the bus paths call:
 # inlined there, lcd_sync's registers were spilled in every caller (sm_90 stack 2,608 ->
-# 1,952 B with the same in halt_through_lcd). The CPU inlines all of them.
+# 1,872 B with the same in halt_through_lcd). The CPU inlines all of them.
 sync_units = _make_sync_units(out_of_line=False)
 sync_units_outlined = _make_sync_units(out_of_line=True)
 
@@ -199,7 +199,7 @@ class StepFeatures:
     # The GPU shape (what CUDA launches, kernels/step_cuda.py): the units a slice calls
     # rarely (unit sync, quiet HALT, interrupt check, code outside ROM, the general
     # decode) run as one out-of-line copy each, so the instruction loop's registers are
-    # not spent on them (sm_90 stack 15,048 -> 3,288 B, history/performance.md). The CPU
+    # not spent on them (sm_90 stack 15,048 -> 1,904 B, history/performance.md). The CPU
     # device runs the inlined shape 1-5 % faster (demo game 5 %), so it keeps it.
     units_out_of_line: bool = False
 
