@@ -12,14 +12,18 @@ lockstep (issue #15, item 2). Measured on the CPU, to choose what to time first 
    off (``cpu_fast_paths=False``), and after every step both must equal, field by field,
    a third env stepped by the backend's own ``step_kernel`` (so each trace is the path
    the real kernel took).
-2. **Lockstep model.** Envs are dealt to warps of 32 lanes in an ``--orders`` order. A
-   warp runs one unit per lane per round, in order: at round ``t`` each live lane runs
-   its ``t``-th unit, and the live lanes split into groups by path id; the warp issues
-   one pass per group (issue slots). Active fraction = lane-units / (32 × slots): 1.0
-   when every lane is live and on one path. It is the product of ``occupancy`` =
-   lane-units / (32 × rounds) (lost to lanes that ended their step early: envs in
-   quiet HALT finish in fewer units) and ``path`` = rounds / slots (lost to lanes on
-   different paths in the same round).
+2. **Lockstep model** (bench/divergence_model.py). Envs are dealt to warps of 32 lanes
+   in an ``--orders`` order. A warp runs one unit (one pass of the loop a lane is in)
+   per live lane per round; a round's live lanes split into groups by path id, plus one
+   if any of them ends its slice there (``SYNC``, a branch inside the pass), and the
+   warp issues once per group (issue slots). Active fraction = lane-units / (32 × slots):
+   1.0 when all 32 lanes are live and on one path. It is the product of ``occupancy`` =
+   lane-units / (32 × rounds) (lanes that wait: their step or frame done, or the other
+   branch running) and ``path`` = rounds / slots (lanes on different paths in a round).
+   Where lanes wait for each other: ``free`` (only at the step's end: round ``t`` runs
+   every lane's ``t``-th unit), ``frame`` (also at each frame's start), ``slice`` (also at
+   each pass of ``run_frame``'s loop, whose HALT and instruction branches run one after
+   the other: what a GPU does when it reconverges at the end of each branch and loop).
 3. **Path ids** (``GRANULARITIES``): ``route`` = the branch of ``cpu_step`` (4) or the
    frame-loop piece; ``handler`` = the route and the sub-branch it takes (``cpu_general``:
    the ``exec_*`` group; the fast paths: the opcode's ``x``/``z`` branch); ``opcode`` =
@@ -32,9 +36,10 @@ env ran in the previous step: a scheduler's proxy for the game phase an env is i
 Every env starts a step at the end of an LCD frame, so the LCD phase does not order them.
 
 What the model leaves out: every unit costs one slot whatever its length (a unit sync
-or an interrupt dispatch is longer than an ``inc a``); lanes regroup freely each round
-(a GPU reconverges at branch ends and runs an inner loop until all its lanes leave it);
-memory divergence. Rows go to ``results.jsonl`` and a table to ``summary.md`` in
+or ``cpu_general`` is longer than ``cpu_fast``'s ``inc a``, and a fast path's handler
+shares the x/z tests before its leaf); reconvergence inside ``cpu_tick``'s loop other
+than per pass (the GPU may split and rejoin a pass's branches in other ways); memory
+divergence and latency. Rows go to ``results.jsonl`` and a table to ``summary.md`` in
 ``--out`` (default bench/results/divergence). ``python -m bench.divergence``.
 """
 
