@@ -133,12 +133,13 @@ def unit_mix(trace: np.ndarray, lens: np.ndarray) -> dict[str, int]:
 class TracedEnv:
     """A warp-cpu backend whose steps run ``path_trace_kernel`` (bench/divergence_trace.py)."""
 
-    def __init__(self, rom: str, num_envs: int, fast: bool) -> None:
+    def __init__(self, rom: str, num_envs: int, fast: bool, gpu_shape: bool = False) -> None:
         import warp as wp
 
         from gbxcule.backends.warp_vec import WarpVecCpuBackend
 
         self.fast = fast
+        self.gpu_shape = gpu_shape
         self.env = WarpVecCpuBackend(
             rom,
             num_envs=num_envs,
@@ -156,13 +157,14 @@ class TracedEnv:
         """One traced step: (trace [envs, width] with -1 past each env's units, units)."""
         import warp as wp
 
-        from bench.divergence_trace import path_trace_kernel
+        from bench.divergence_trace import path_trace_kernel, path_trace_kernel_gpu
 
+        kernel = path_trace_kernel_gpu if self.gpu_shape else path_trace_kernel
         env = self.env
         env._load_actions(actions)
         self.trace.fill_(-1)
         inputs = [env.machine, env._buttons, FRAMES_PER_STEP, RELEASE_AFTER, 1]
-        wp.launch(path_trace_kernel, dim=env.num_envs, inputs=[*inputs, self.trace, self.lens])
+        wp.launch(kernel, dim=env.num_envs, inputs=[*inputs, self.trace, self.lens])
         wp.synchronize_device("cpu")
         env.render_pixels_after_step()
         lens = self.lens.numpy().copy()
@@ -188,14 +190,21 @@ def same_instructions(on: np.ndarray, off: np.ndarray) -> bool:
 
 
 def run_rom(
-    rom: str, envs: int, steps: int, warmup: int, seed: int, orders: tuple[str, ...], verify: bool
+    rom: str,
+    envs: int,
+    steps: int,
+    warmup: int,
+    seed: int,
+    orders: tuple[str, ...],
+    verify: bool,
+    gpu_shape: bool = False,
 ) -> tuple[list[dict], list[dict]]:
     """Trace ``steps`` + 1 steps of ``rom`` (the first only gives ``work`` its previous
     step): (lockstep rows, unit-mix rows)."""
     from gbxcule.backends.registry import make_backend
     from gbxcule.backends.warp_base import field_view
 
-    traced = {fast: TracedEnv(rom, envs, fast) for fast in (True, False)}
+    traced = {fast: TracedEnv(rom, envs, fast, gpu_shape) for fast in (True, False)}
     ref = None
     if verify:
         kw = dict(frames_per_step=FRAMES_PER_STEP, release_after_frames=RELEASE_AFTER)
@@ -355,6 +364,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--orders", default=",".join(ORDERS), help=f"of {', '.join(ORDERS)}")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-verify", action="store_true", help="skip the step_kernel check")
+    ap.add_argument(
+        "--shape",
+        choices=("cpu", "gpu"),
+        default="gpu",
+        help="routes of the step's CPU shape or of the GPU shape CUDA runs (step_cuda.py)",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS_DIR)
     args = ap.parse_args(argv)
     from bench.sweep import _device_name, _versions
@@ -364,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown orders {sorted(unknown)}; known: {', '.join(ORDERS)}")
     meta = {"envs": args.envs, "steps": args.steps, "warmup": args.warmup}
-    meta |= {"verify": not args.no_verify, "seed": args.seed, "warp": WARP}
+    meta |= {"verify": not args.no_verify, "seed": args.seed, "warp": WARP, "shape": args.shape}
     meta |= {"device": _device_name("warp-cpu"), "host": platform.node(), "versions": _versions()}
     rows: list[dict] = []
     mixes: list[dict] = []
@@ -380,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.seed,
                 orders,
                 meta["verify"],
+                args.shape == "gpu",
             )
             stamp = {"rom": name, "timestamp": time.time()}
             for kind, batch in (("lockstep", rom_rows), ("mix", rom_mixes)):

@@ -38,9 +38,9 @@ from bench.divergence_model import (
     SLICE,
     SYNC,
 )
-from gbxcule.kernels.cpu import cpu_general
-from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem
+from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem, cpu_fast_mem_direct
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
+from gbxcule.kernels.cpu_step import cpu_general
 from gbxcule.kernels.fetch import fetch, is_illegal
 from gbxcule.kernels.interrupts import check_interrupts
 from gbxcule.kernels.ioregs import raise_interrupt
@@ -113,117 +113,129 @@ def traced_halt_through_lcd(
     return n
 
 
-@wp.func
-def traced_cpu_tick(
-    m: wp.ref[Machine], trace: wp.array2d(dtype=wp.int16), i: int, n0: int, target: wp.int64
-) -> wp.vec2i:
-    """``cpu_tick`` with ``stop_pc`` = -1 and ``cpu_step``'s branches written out:
-    (codes emitted so far, 1 when the last slice's ``sync_units`` ran here)."""
-    i32 = m.i32
-    i64 = m.i64
-    n = n0
-    end = i64[0, CYCLES] + target
-    ime0 = i32[0, IME]
-    kind = wp.int32(SLICE)
-    if check_interrupts(m, 0) != 0:
-        i32[0, HALTED] = 0
-        if ime0 != 0 and i32[0, IME] == 0:
-            kind = DISPATCH
-    n = emit(trace, i, n, kind)
-    if i32[0, HALTED] != 0 and i32[0, INT_QUEUED] != 0:
-        i32[0, HALTED] = 0
-        i32[0, PC] = (i32[0, PC] + 1) & 0xFFFF
-    elif i32[0, HALTED] != 0:
-        i64[0, CYCLES] = i64[0, CYCLES] + target
-    i32[0, INT_QUEUED] = 0
-    synced = wp.int32(0)
-    if i64[0, CYCLES] < end:
-        r = load_regs(m, 0)
-        while r.cycles < end:
-            # cpu_step (kernels/cpu.py), its route recorded
-            c0 = r.cycles
-            fetched = fetch(m, 0, r.pc, c0, r.h, r.l)
-            op = fetched & 0xFF
-            n1 = (fetched >> 8) & 0xFF
-            n16 = fetched >> 8
-            cb = wp.where(op == 0xCB, 1, 0)
-            code = wp.where(cb == 1, 256 + n1, op)
-            bail = wp.int32(-1)
-            if r.ime_delay == 0 and m.cpu_fast_paths != 0:
-                fast = wp.int32(0)
-                route = wp.int32(ROUTE_FAST)
-                if cb == 0:
-                    fast = cpu_fast(r, op, n1, n16)
-                    if fast == 0:
-                        route = ROUTE_FAST_MEM
-                        fast = cpu_fast_mem(m, 0, r, op, n1, n16)
-                elif (n1 & 7) != 6:
-                    route = ROUTE_FAST_CB
-                    fast = cpu_fast_cb(r, n1)
-                if fast != 0:
-                    r.cycles = c0 + wp.int64(fast & 0xFF)
-                    bail = fast >> 8
-                    code = code | (route << 9)
-            if bail < 0:
-                if cb == 0 and is_illegal(op) != 0:
-                    m.i32[0, LOCKED] = 0x100 | op
-                    bail = 1
-                else:
-                    bail = cpu_general(m, 0, r, op, cb, n1, n16)
-            n = emit(trace, i, n, code)
-            if bail != 0:
-                break
-            if r.cycles >= end:
-                i64[0, CYCLES] = r.cycles
-                sync_units(m, 0)
-                n = emit(trace, i, n, SYNC)
-                if next_slice_is_plain(m, 0, r.ime_delay) == 0:
-                    synced = 1
+def make_path_trace_kernel(gpu_shape: bool):
+    """``path_trace_kernel``; ``gpu_shape``: with the GPU shape's fast memory path
+    (kernels/step_cuda.py: only plain WRAM/HRAM accesses, the rest the general way), so the
+    routes are the ones CUDA runs (same machine state either way)."""
+    fast_mem = cpu_fast_mem_direct if gpu_shape else cpu_fast_mem
+    suffix = "_gpu" if gpu_shape else ""
+
+    def traced_cpu_tick(
+        m: wp.ref[Machine], trace: wp.array2d(dtype=wp.int16), i: int, n0: int, target: wp.int64
+    ) -> wp.vec2i:
+        """``cpu_tick`` with ``stop_pc`` = -1 and ``cpu_step``'s branches written out:
+        (codes emitted so far, 1 when the last slice's ``sync_units`` ran here)."""
+        i32 = m.i32
+        i64 = m.i64
+        n = n0
+        end = i64[0, CYCLES] + target
+        ime0 = i32[0, IME]
+        kind = wp.int32(SLICE)
+        if check_interrupts(m, 0) != 0:
+            i32[0, HALTED] = 0
+            if ime0 != 0 and i32[0, IME] == 0:
+                kind = DISPATCH
+        n = emit(trace, i, n, kind)
+        if i32[0, HALTED] != 0 and i32[0, INT_QUEUED] != 0:
+            i32[0, HALTED] = 0
+            i32[0, PC] = (i32[0, PC] + 1) & 0xFFFF
+        elif i32[0, HALTED] != 0:
+            i64[0, CYCLES] = i64[0, CYCLES] + target
+        i32[0, INT_QUEUED] = 0
+        synced = wp.int32(0)
+        if i64[0, CYCLES] < end:
+            r = load_regs(m, 0)
+            while r.cycles < end:
+                # cpu_step (kernels/cpu.py), its route recorded
+                c0 = r.cycles
+                fetched = fetch(m, 0, r.pc, c0, r.h, r.l)
+                op = fetched & 0xFF
+                n1 = (fetched >> 8) & 0xFF
+                n16 = fetched >> 8
+                cb = wp.where(op == 0xCB, 1, 0)
+                code = wp.where(cb == 1, 256 + n1, op)
+                bail = wp.int32(-1)
+                if r.ime_delay == 0 and m.cpu_fast_paths != 0:
+                    fast = wp.int32(0)
+                    route = wp.int32(ROUTE_FAST)
+                    if cb == 0:
+                        fast = cpu_fast(r, op, n1, n16)
+                        if fast == 0:
+                            route = ROUTE_FAST_MEM
+                            fast = wp.static(fast_mem)(m, 0, r, op, n1, n16)
+                    elif (n1 & 7) != 6:
+                        route = ROUTE_FAST_CB
+                        fast = cpu_fast_cb(r, n1)
+                    if fast != 0:
+                        r.cycles = c0 + wp.int64(fast & 0xFF)
+                        bail = fast >> 8
+                        code = code | (route << 9)
+                if bail < 0:
+                    if cb == 0 and is_illegal(op) != 0:
+                        m.i32[0, LOCKED] = 0x100 | op
+                        bail = 1
+                    else:
+                        bail = cpu_general(m, 0, r, op, cb, n1, n16)
+                n = emit(trace, i, n, code)
+                if bail != 0:
                     break
-                end = r.cycles + slice_target(m, 0)
-        store_regs(m, 0, r)
-    return wp.vec2i(n, synced)
-
-
-@wp.kernel
-def path_trace_kernel(
-    m: Machine,
-    buttons: wp.array(dtype=wp.int32),
-    frames: int,
-    release_after: int,
-    render: int,
-    trace: wp.array2d(dtype=wp.int16),
-    lens: wp.array(dtype=wp.int32),
-):
-    """``step_kernel``'s step (``stop_pc`` = -1), each env's codes into its row of
-    ``trace`` and their count into ``lens``."""
-    i = wp.tid()
-    n = wp.int32(0)
-    if m.i32[i, LOCKED] == 0:
-        press = buttons[i]
-        e = env_view(m, i)
-        for f in range(frames):
-            n = emit(trace, i, n, FRAME)
-            joypad_frame_start(e, 0, wp.where(f == 0, press, 0), release_after)
-            e.i32[0, LCD_RENDER] = 0
-            if render != 0 and f == frames - 1:
-                e.i32[0, LCD_RENDER] = 1
-            # run_frame (kernels/step.py)
-            e.i32[0, FRAME_DONE] = 0
-            while e.i32[0, FRAME_DONE] == 0 and e.i32[0, LOCKED] == 0:
-                if halt_is_quiet(e, 0) != 0:
-                    n = traced_halt_through_lcd(e, trace, i, n)
-                    if e.i32[0, FRAME_DONE] == 0 and halt_is_quiet(e, 0) != 0:
-                        e.i64[0, CYCLES] = e.i64[0, CYCLES] + slice_target(e, 0)
-                        sync_units(e, 0)
-                        n = emit(trace, i, n, HALT_SLICE)
-                    continue
-                ticked = traced_cpu_tick(e, trace, i, n, slice_target(e, 0))
-                n = ticked[0]
-                if ticked[1] == 0:
-                    sync_units(e, 0)
+                if r.cycles >= end:
+                    i64[0, CYCLES] = r.cycles
+                    sync_units(m, 0)
                     n = emit(trace, i, n, SYNC)
-            joypad_frame_end(e, 0)
-            if e.i32[0, LOCKED] != 0:
-                break
-    lens[i] = n
+                    if next_slice_is_plain(m, 0, r.ime_delay) == 0:
+                        synced = 1
+                        break
+                    end = r.cycles + slice_target(m, 0)
+            store_regs(m, 0, r)
+        return wp.vec2i(n, synced)
+
+    tick = wp.func(traced_cpu_tick, name="traced_cpu_tick" + suffix)
+
+    def path_trace_kernel(
+        m: Machine,
+        buttons: wp.array(dtype=wp.int32),
+        frames: int,
+        release_after: int,
+        render: int,
+        trace: wp.array2d(dtype=wp.int16),
+        lens: wp.array(dtype=wp.int32),
+    ):
+        """``step_kernel``'s step (``stop_pc`` = -1), each env's codes into its row of
+        ``trace`` and their count into ``lens``."""
+        i = wp.tid()
+        n = wp.int32(0)
+        if m.i32[i, LOCKED] == 0:
+            press = buttons[i]
+            e = env_view(m, i)
+            for f in range(frames):
+                n = emit(trace, i, n, FRAME)
+                joypad_frame_start(e, 0, wp.where(f == 0, press, 0), release_after)
+                e.i32[0, LCD_RENDER] = 0
+                if render != 0 and f == frames - 1:
+                    e.i32[0, LCD_RENDER] = 1
+                # run_frame (kernels/step.py)
+                e.i32[0, FRAME_DONE] = 0
+                while e.i32[0, FRAME_DONE] == 0 and e.i32[0, LOCKED] == 0:
+                    if halt_is_quiet(e, 0) != 0:
+                        n = traced_halt_through_lcd(e, trace, i, n)
+                        if e.i32[0, FRAME_DONE] == 0 and halt_is_quiet(e, 0) != 0:
+                            e.i64[0, CYCLES] = e.i64[0, CYCLES] + slice_target(e, 0)
+                            sync_units(e, 0)
+                            n = emit(trace, i, n, HALT_SLICE)
+                        continue
+                    ticked = wp.static(tick)(e, trace, i, n, slice_target(e, 0))
+                    n = ticked[0]
+                    if ticked[1] == 0:
+                        sync_units(e, 0)
+                        n = emit(trace, i, n, SYNC)
+                joypad_frame_end(e, 0)
+                if e.i32[0, LOCKED] != 0:
+                    break
+        lens[i] = n
+
+    return wp.kernel(path_trace_kernel, name="path_trace_kernel" + suffix)
+
+
+path_trace_kernel = make_path_trace_kernel(gpu_shape=False)
+path_trace_kernel_gpu = make_path_trace_kernel(gpu_shape=True)

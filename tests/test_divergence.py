@@ -109,6 +109,20 @@ def test_traced_steps_equal_the_step_kernel(demo_rom):
     assert fast["frame"] == 3 * 24
 
 
+def test_gpu_shape_trace_routes_non_wram_accesses_the_general_way(demo_rom):
+    """The GPU shape's trace (kernels/step_cuda.py's fast memory path) changes the machine
+    as step_kernel does, and runs fewer opcodes on the fast memory path (LDH and other IO
+    accesses go the general way)."""
+    from bench.divergence import run_rom
+
+    _, cpu = run_rom(demo_rom, 3, 1, 1, 0, ("index",), verify=True)
+    _, gpu = run_rom(demo_rom, 3, 1, 1, 0, ("index",), verify=True, gpu_shape=True)
+    cpu_mix, gpu_mix = cpu[-1], gpu[-1]
+    assert gpu_mix["units"] == cpu_mix["units"]
+    assert 0 < gpu_mix["fast-mem"] < cpu_mix["fast-mem"]
+    assert gpu_mix["general"] > cpu_mix["general"]
+
+
 def test_the_state_check_sees_a_different_step(demo_rom):
     from bench.divergence import TracedEnv, state_diff
 
