@@ -370,8 +370,15 @@ def main(argv: list[str] | None = None) -> int:
         default="gpu",
         help="routes of the step's CPU shape or of the GPU shape CUDA runs (step_cuda.py)",
     )
-    ap.add_argument("--out", type=Path, default=RESULTS_DIR)
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="default: results/divergence-gpu (or -cpu shape: divergence)",
+    )
     args = ap.parse_args(argv)
+    if args.out is None:
+        args.out = RESULTS_DIR.with_name("divergence-gpu") if args.shape == "gpu" else RESULTS_DIR
     from bench.sweep import _device_name, _versions
 
     orders = tuple(o for o in args.orders.split(",") if o)
