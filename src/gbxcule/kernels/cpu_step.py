@@ -109,7 +109,7 @@ def _make_cpu_general(out_of_line: bool):
 
     if out_of_line:
         return wp.func(cpu_general, name="cpu_general_phases_outlined")
-    return wp.func(cpu_general)
+    return wp.func(cpu_general, inline=True)  # one call site; game-like ROM -1.4 % (A/B)
 
 
 @wp.func(inline=False)
