@@ -34,8 +34,8 @@ from gbxcule.demo.asm import game_source
 from gbxcule.demo.rom import demo_rom_path
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "hooks"
-DEMO_HOOKS = [
-    0x0040,
+DEMO_HOOKS = [  # the demo game's hooks here and in tests/test_hooks.py (lockstep vs PyBoy)
+    0x0040,  # the VBlank vector (VBlankIsr follows it)
     "VBlankIsr",
     "ReadJoypad",
     "MovePlayer.no_right",
@@ -45,7 +45,7 @@ DEMO_HOOKS = [
     "Rng",
     "BuildShadowOam.next",
     "BuildShadowOam.hide",
-    "TileData",
+    "TileData",  # data: never executed
 ]
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.hooks_cost import DEMO_HOOKS
 from gbxcule.backends.pyboy_backend import PyBoySingleBackend
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
 
@@ -23,19 +24,6 @@ from .support.hooks_support import PyBoyHookCounter, banked_rom
 pytestmark = pytest.mark.l2
 
 PACE = {"frames_per_step": 3, "release_after_frames": 1}
-DEMO_HOOKS = [
-    0x0040,  # the VBlank vector (VBlankIsr follows it: see BANKED_HOOKS)
-    "VBlankIsr",
-    "ReadJoypad",
-    "MovePlayer.no_right",
-    "MovePlayer.no_up",
-    "CollectCoins.coin",
-    "AddScore",
-    "Rng",
-    "BuildShadowOam.next",
-    "BuildShadowOam.hide",
-    "TileData",  # data: never executed
-]
 BANKED_HOOKS = [  # never two in a row: PyBoy hangs if a frame ends between them
     "01:4000",
     "02:4000",

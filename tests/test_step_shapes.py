@@ -46,30 +46,35 @@ def machine_state(backend) -> dict[str, np.ndarray]:
     return {name: arr.numpy().copy() for name, arr in per_env_arrays(backend.machine)}
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_gpu_shape_equals_the_inlined_shape(name):
-    rom = rom_path(name)
-    kwargs = dict(num_envs=4, threads=1, frames_per_step=4, release_after_frames=2)
+def assert_shapes_agree(rom: str, label: str, steps: int, envs: int, seed: int) -> None:
+    """Both shapes on the CPU, the same random buttons per env, every per-env array equal
+    after every step."""
+    kwargs = dict(num_envs=envs, threads=1, frames_per_step=4, release_after_frames=2)
     runs = [
         WarpVecCpuBackend(rom, action_codec="buttons", units_out_of_line=shape, **kwargs)
         for shape in (False, True)
     ]
     assert runs[0]._step_kernel() is step_kernel
     assert runs[1]._step_kernel() is step_kernel_variant(units_out_of_line=True)
-    rng = np.random.default_rng(len(name) + 7)
+    rng = np.random.default_rng(seed)
     try:
-        for step in range(CASES[name]):
-            buttons = rng.integers(0, 256, size=4)
+        for step in range(steps):
+            buttons = rng.integers(0, 256, size=envs)
             for backend in runs:
                 backend.step(buttons)
             inlined, outlined = (machine_state(b) for b in runs)
             for field, value in inlined.items():
                 if not np.array_equal(value, outlined[field]):
                     bad = np.argwhere(value != outlined[field])[0]
-                    pytest.fail(f"{name} step {step}: {field} differs first at {tuple(bad)}")
+                    pytest.fail(f"{label} step {step}: {field} differs first at {tuple(bad)}")
     finally:
         for backend in runs:
             backend.close()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gpu_shape_equals_the_inlined_shape(name):
+    assert_shapes_agree(rom_path(name), name, CASES[name], envs=4, seed=len(name) + 7)
 
 
 def test_shape_defaults_and_modules():
@@ -89,23 +94,5 @@ def test_gpu_shape_equals_the_inlined_shape_on_every_suite_rom():
     buttons, every per-env array after every step (~6 s)."""
     from bench.roms.build import all_roms
 
-    kwargs = dict(num_envs=3, threads=1, frames_per_step=4, release_after_frames=2)
     for spec in all_roms():
-        rom = str(spec_rom_file(spec))
-        runs = [
-            WarpVecCpuBackend(rom, action_codec="buttons", units_out_of_line=shape, **kwargs)
-            for shape in (False, True)
-        ]
-        rng = np.random.default_rng(1)
-        try:
-            for step in range(25):
-                buttons = rng.integers(0, 256, size=3)
-                for backend in runs:
-                    backend.step(buttons)
-                inlined, outlined = (machine_state(b) for b in runs)
-                for field, value in inlined.items():
-                    if not np.array_equal(value, outlined[field]):
-                        pytest.fail(f"{spec.name} step {step}: {field} differs")
-        finally:
-            for backend in runs:
-                backend.close()
+        assert_shapes_agree(str(spec_rom_file(spec)), spec.name, 25, envs=3, seed=1)

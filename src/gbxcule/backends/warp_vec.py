@@ -131,11 +131,13 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
             if len(self._slices.ranges) == 1
             else [slice_machine(self.machine, lo, hi) for lo, hi in self._slices.ranges]
         )
-        # The GPU shape's step kernel takes each slice's Machine as a one-element array
-        # (kernels/step.py, _make_kernel).
-        self._machine_refs = PerSlice(
-            [wp.array([part], dtype=Machine, device=device) for part in self._machine_parts.parts]
-        )
+        # The step kernel's Machine argument: the struct, or for the GPU shape each slice's
+        # Machine as a one-element array (kernels/step.py, _make_kernel).
+        self._step_machine = self._machine_parts
+        if self.units_out_of_line:
+            self._step_machine = PerSlice(
+                [wp.array([p], dtype=Machine, device=device) for p in self._machine_parts.parts]
+            )
         self.pixels = PixelBuffers(
             num_envs,
             device,
@@ -157,11 +159,6 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
         """Launch a Machine-first kernel over every env slice (``PerEnv`` args cut per slice)."""
         self._slices.launch(kernel, [self._machine_parts, *args], device=self.device)
 
-    def _step_machine(self) -> PerSlice:
-        """The step kernel's Machine argument: the struct, or for the GPU shape a one-element
-        array of it."""
-        return self._machine_refs if self.units_out_of_line else self._machine_parts
-
     def _step_launches(self) -> list[Any]:
         """``step()``'s launches, recorded once: their arguments do not change from step to
         step (the buttons buffer is refilled in place); recorded again if the pacing is, or
@@ -171,7 +168,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
             launches = self._slices.record(
                 self._step_kernel(),
                 [
-                    self._step_machine(),
+                    self._step_machine,
                     PerEnv(self._buttons),
                     self.frames_per_step,
                     self.release_after_frames,
@@ -205,7 +202,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
         boot = step_kernel_variant(units_out_of_line=self.units_out_of_line)
         self._slices.launch(
             boot,
-            [self._step_machine(), PerEnv(self._buttons), frames, 0, 0, POST_BOOT_PC],
+            [self._step_machine, PerEnv(self._buttons), frames, 0, 0, POST_BOOT_PC],
             device=self.device,
         )
         wp.synchronize_device(self.device)

@@ -59,26 +59,6 @@ class CpuRegs:
 
 
 @wp.func
-def load_regs(m: wp.ref[Machine], i: int) -> CpuRegs:
-    i32 = m.i32
-    r = CpuRegs()
-    r.pc = i32[i, PC]
-    r.sp = i32[i, SP]
-    r.a = i32[i, REG_A]
-    r.f = i32[i, REG_F]
-    r.b = i32[i, REG_B]
-    r.c = i32[i, REG_C]
-    r.d = i32[i, REG_D]
-    r.e = i32[i, REG_E]
-    r.h = i32[i, REG_H]
-    r.l = i32[i, REG_L]
-    r.ime = i32[i, IME]
-    r.ime_delay = i32[i, IME_DELAY]
-    r.cycles = m.i64[i, CYCLES]
-    return r
-
-
-@wp.func
 def reload_regs(m: wp.ref[Machine], i: int, r: wp.ref[CpuRegs]):
     """``load_regs`` into an existing ``CpuRegs``."""
     i32 = m.i32
@@ -95,6 +75,13 @@ def reload_regs(m: wp.ref[Machine], i: int, r: wp.ref[CpuRegs]):
     r.ime = i32[i, IME]
     r.ime_delay = i32[i, IME_DELAY]
     r.cycles = m.i64[i, CYCLES]
+
+
+@wp.func
+def load_regs(m: wp.ref[Machine], i: int) -> CpuRegs:
+    r = CpuRegs()
+    reload_regs(m, i, r)
+    return r
 
 
 @wp.func

@@ -50,8 +50,9 @@ def make_cpu_step(out_of_line: bool = False, module: str | None = None):
     ``out_of_line`` picks where its rare paths run, code fetched outside ROM and the
     general phases (``cpu_general``): inlined (``cpu_step``, what the CPU device runs
     fastest) or called as one out-of-line copy each (the GPU-shaped step in
-    kernels/step.py: their registers then stay out of the instruction loop). ``module``:
-    the Warp module of a non-default one (``None``: this one)."""
+    kernels/step.py: their registers then stay out of the instruction loop), the fast
+    memory path then taking plain WRAM/HRAM accesses only (``cpu_fast_mem_direct``).
+    ``module``: the Warp module of a non-default one (``None``: this one)."""
     fetch_code = fetch_rom_or_outlined if out_of_line else fetch
     general = cpu_general_outlined if out_of_line else cpu_general
     fast_mem = cpu_fast_mem_direct if out_of_line else cpu_fast_mem

@@ -24,13 +24,15 @@ Envs with ``m.i32[i, LOCKED] != 0`` (an illegal opcode, where PyBoy would hang) 
 skipped (the backend reports them: ``locked_torch``/``locked_envs``). The same kernel
 runs the boot ROM at reset (``stop_pc``, see ``step_kernel``).
 
-Compile-time variants (``make_step_kernel``): ``step_kernel`` is the plain kernel, the
-only one in this Warp module (what the backends launch, and what the CUDA build checks
-and reports measure). ``step_kernel_variant(hooks=True)`` builds, on first use, the same
-loop with event hooks compiled in (``kernels/hooks.py``): a hooked fetch ends the slice
-before the instruction and the CPU single-steps past it, as PyBoy's breakpoints do. It
-lives in a Warp module of its own, so the plain kernel has no hook test in it and its
-module (hash, code, cache) is the same whether or not a hooked one was ever built.
+Compile-time variants (``make_step_kernel``, ``StepFeatures``): ``step_kernel`` is the
+plain kernel, the only one in this Warp module (what the CPU backends launch); the GPU
+shape, ``units_out_of_line``, is kernels/step_cuda.py's (what the CUDA backends launch
+and the GPU budget of bench.cuda_build_report measures).
+``step_kernel_variant(hooks=True)`` builds, on first use, the same loop with event hooks
+compiled in (``kernels/hooks.py``): a hooked fetch ends the slice before the instruction
+and the CPU single-steps past it, as PyBoy's breakpoints do. It lives in a Warp module of
+its own, so the plain kernel has no hook test in it and its module (hash, code, cache) is
+the same whether or not a hooked one was ever built.
 """
 
 from __future__ import annotations
