@@ -57,6 +57,7 @@ from gbxcule.kernels.cpu_regs import (
     bus_out,
     get_r8,
     get_r16,
+    reg_hl,
     set_r8,
     set_r16,
 )
@@ -140,7 +141,7 @@ def read_phase(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], ins: wp.ref[In
     z = ins.z
     p = ins.p
     q = ins.q
-    hl = (regs.h << 8) | regs.l
+    hl = reg_hl(regs)
     n = wp.int32(0)
     addr = wp.int32(0)
     at = wp.int32(0)
@@ -186,7 +187,7 @@ def read_phase(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], ins: wp.ref[In
                 at = 4
         if z == 2 and y == 6:
             n = 1
-            addr = 0xFF00 | regs.c
+            addr = 0xFF00 | get_r8(regs, 1)
         if z == 2 and y == 7:
             n = 1
             addr = ins.n16
@@ -220,7 +221,7 @@ def exec_cb(regs: wp.ref[CpuRegs], ins: wp.ref[Instr]):
             ins.cycles = 12
         else:
             ins.wr_n = 1
-            ins.wr_addr = (regs.h << 8) | regs.l
+            ins.wr_addr = reg_hl(regs)
             ins.wr_at = 8
             ins.wv0 = r[0]
     elif ins.x != 1:
@@ -236,7 +237,7 @@ def exec_x0_pairs(regs: wp.ref[CpuRegs], ins: wp.ref[Instr]):
     z = ins.z
     p = ins.p
     q = ins.q
-    hl = (regs.h << 8) | regs.l
+    hl = reg_hl(regs)
     if z == 0:
         if y == 1:  # LD [n16],SP
             ins.length = 3
@@ -300,7 +301,7 @@ def exec_x0_r8(regs: wp.ref[CpuRegs], ins: wp.ref[Instr]):
         if y == 6:
             ins.cycles = 12
             ins.wr_n = 1
-            ins.wr_addr = (regs.h << 8) | regs.l
+            ins.wr_addr = reg_hl(regs)
             ins.wr_at = 4
             ins.wv0 = r[0]
         else:
@@ -312,7 +313,7 @@ def exec_x0_r8(regs: wp.ref[CpuRegs], ins: wp.ref[Instr]):
         if y == 6:
             ins.cycles = 12
             ins.wr_n = 1
-            ins.wr_addr = (regs.h << 8) | regs.l
+            ins.wr_addr = reg_hl(regs)
             ins.wr_at = 4
             ins.wv0 = ins.n1
         else:
@@ -342,7 +343,7 @@ def exec_ld_alu(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], ins: wp.ref[I
         elif y == 6:
             ins.cycles = 8
             ins.wr_n = 1
-            ins.wr_addr = (regs.h << 8) | regs.l
+            ins.wr_addr = reg_hl(regs)
             ins.wv0 = src
         else:
             ins.w8 = y
@@ -412,10 +413,10 @@ def exec_x3_flow(regs: wp.ref[CpuRegs], ins: wp.ref[Instr]):
         if q == 0 or p < 2:
             ins.sp = (sp + 2) & 0xFFFF
         if y == 5:  # JP HL
-            ins.jump = (regs.h << 8) | regs.l
+            ins.jump = reg_hl(regs)
         if y == 7:  # LD SP,HL
             ins.cycles = 8
-            ins.sp = (regs.h << 8) | regs.l
+            ins.sp = reg_hl(regs)
     if z == 2:
         ins.cycles = 8
         if y < 4:  # JP cc,n16
@@ -426,7 +427,7 @@ def exec_x3_flow(regs: wp.ref[CpuRegs], ins: wp.ref[Instr]):
                 ins.jump = ins.n16
         if y == 4 or y == 5:  # LD [C],A / LD [n16],A
             ins.wr_n = 1
-            ins.wr_addr = 0xFF00 | regs.c
+            ins.wr_addr = 0xFF00 | get_r8(regs, 1)
             ins.wv0 = regs.a
         if y == 5:
             ins.length = 3

@@ -42,6 +42,7 @@ from gbxcule.kernels.cpu_regs import (
     get_r8,
     get_r16,
     is_direct,
+    reg_hl,
     set_r8,
     set_r16,
 )
@@ -86,7 +87,7 @@ def cpu_fast(regs: wp.ref[CpuRegs], op: int, n1: int, n16: int) -> int:
                 cyc = 12
                 npc = pc + 3
             else:  # ADD HL,rr
-                hl = (regs.h << 8) | regs.l
+                hl = reg_hl(regs)
                 rr = get_r16(regs, y >> 1)
                 t16 = hl + rr
                 nf = (regs.f & 0x80) | wp.where((hl & 0xFFF) + (rr & 0xFFF) > 0xFFF, FH, 0)
@@ -129,9 +130,9 @@ def cpu_fast(regs: wp.ref[CpuRegs], op: int, n1: int, n16: int) -> int:
         elif z == 1:
             if y == 5:  # JP HL
                 cyc = 4
-                npc = (regs.h << 8) | regs.l
+                npc = reg_hl(regs)
             elif y == 7:  # LD SP,HL
-                regs.sp = (regs.h << 8) | regs.l
+                regs.sp = reg_hl(regs)
                 cyc = 8
         elif z == 2:
             if y < 4:  # JP cc,n16
@@ -179,7 +180,7 @@ def make_cpu_fast_mem(direct_only: bool):
         y = (op >> 3) & 7
         z = op & 7
         c0 = regs.cycles
-        hl = (regs.h << 8) | regs.l
+        hl = reg_hl(regs)
         pc = regs.pc
         cyc = wp.int32(0)
         bail = wp.int32(0)
@@ -249,14 +250,14 @@ def make_cpu_fast_mem(direct_only: bool):
                     cyc = 16
             elif z == 2:
                 if y == 4:  # LD [C],A
-                    bail = wp.static(wr)(m, i, regs, c0, 0xFF00 | regs.c, regs.a, 0)
+                    bail = wp.static(wr)(m, i, regs, c0, 0xFF00 | get_r8(regs, 1), regs.a, 0)
                     cyc = 8
                 elif y == 5:  # LD [n16],A
                     bail = wp.static(wr)(m, i, regs, c0 + wp.int64(8), n16, regs.a, 0)
                     cyc = 16
                     npc = pc + 3
                 elif y == 6:  # LD A,[C]
-                    regs.a = wp.static(rd)(m, i, regs, c0, 0xFF00 | regs.c, 0)
+                    regs.a = wp.static(rd)(m, i, regs, c0, 0xFF00 | get_r8(regs, 1), 0)
                     cyc = 8
                 elif y == 7:  # LD A,[n16]
                     regs.a = wp.static(rd)(m, i, regs, c0 + wp.int64(8), n16, 0)
@@ -317,7 +318,7 @@ def fast_mem_is_direct(
     x = op >> 6
     y = (op >> 3) & 7
     z = op & 7
-    a = (regs.h << 8) | regs.l
+    a = reg_hl(regs)
     b = a
     if x == 0 and z == 2:
         a = get_r16(regs, wp.min(y >> 1, 2))
@@ -328,7 +329,7 @@ def fast_mem_is_direct(
             a = 0xFF00 | n1
             b = a
         elif z == 2:  # [C], [n16]
-            a = wp.where((y & 1) == 0, 0xFF00 | regs.c, n16)
+            a = wp.where((y & 1) == 0, 0xFF00 | get_r8(regs, 1), n16)
             b = a
         elif z <= 1:  # POP, RET, RET cc
             a = sp

@@ -41,21 +41,33 @@ wp.set_module_options({"enable_backward": False})
 
 @wp.struct
 class CpuRegs:
-    """PC, SP, the 8-bit registers and the IME state of one env."""
+    """PC, SP, A, F, the other six 8-bit registers packed in one int (``bcdehl``) and the
+    IME state of one env.
+
+    B, C, D, E, H and L share one int64, each pair little-endian in its 16 bits (C, B, E,
+    D, L, H from bit 0), so register ``idx`` as opcodes number it is the byte ``idx ^ 1``
+    and pair ``p`` (BC, DE, HL) the 16 bits at ``16 * p``: ``get_r8``/``set_r8`` shift
+    instead of choosing a field. With one field per register, clang turned the choice of
+    field into a jump table and a pointer into the struct, which kept every register in
+    stack memory for the whole instruction loop (history/performance.md)."""
 
     pc: wp.int32
     sp: wp.int32
     a: wp.int32
     f: wp.int32
-    b: wp.int32
-    c: wp.int32
-    d: wp.int32
-    e: wp.int32
-    h: wp.int32
-    l: wp.int32  # noqa: E741
+    bcdehl: wp.int64
     ime: wp.int32
     ime_delay: wp.int32
     cycles: wp.int64  # T-cycles since power-on (CYCLES)
+
+
+@wp.func
+def pack_bcdehl(b: int, c: int, d: int, e: int, h: int, l: int) -> wp.int64:  # noqa: E741
+    """``CpuRegs.bcdehl`` of these six 8-bit registers."""
+    bc = wp.int64(((b & 0xFF) << 8) | (c & 0xFF))
+    de = wp.int64(((d & 0xFF) << 8) | (e & 0xFF))
+    hl = wp.int64(((h & 0xFF) << 8) | (l & 0xFF))
+    return bc | (de << wp.int64(16)) | (hl << wp.int64(32))
 
 
 @wp.func
@@ -66,12 +78,9 @@ def reload_regs(m: wp.ref[Machine], i: int, r: wp.ref[CpuRegs]):
     r.sp = i32[i, SP]
     r.a = i32[i, REG_A]
     r.f = i32[i, REG_F]
-    r.b = i32[i, REG_B]
-    r.c = i32[i, REG_C]
-    r.d = i32[i, REG_D]
-    r.e = i32[i, REG_E]
-    r.h = i32[i, REG_H]
-    r.l = i32[i, REG_L]
+    r.bcdehl = pack_bcdehl(
+        i32[i, REG_B], i32[i, REG_C], i32[i, REG_D], i32[i, REG_E], i32[i, REG_H], i32[i, REG_L]
+    )
     r.ime = i32[i, IME]
     r.ime_delay = i32[i, IME_DELAY]
     r.cycles = m.i64[i, CYCLES]
@@ -91,12 +100,13 @@ def store_regs(m: wp.ref[Machine], i: int, r: CpuRegs):
     i32[i, SP] = r.sp
     i32[i, REG_A] = r.a
     i32[i, REG_F] = r.f
-    i32[i, REG_B] = r.b
-    i32[i, REG_C] = r.c
-    i32[i, REG_D] = r.d
-    i32[i, REG_E] = r.e
-    i32[i, REG_H] = r.h
-    i32[i, REG_L] = r.l
+    x = r.bcdehl
+    i32[i, REG_B] = wp.int32((x >> wp.int64(8)) & wp.int64(0xFF))
+    i32[i, REG_C] = wp.int32(x & wp.int64(0xFF))
+    i32[i, REG_D] = wp.int32((x >> wp.int64(24)) & wp.int64(0xFF))
+    i32[i, REG_E] = wp.int32((x >> wp.int64(16)) & wp.int64(0xFF))
+    i32[i, REG_H] = wp.int32((x >> wp.int64(40)) & wp.int64(0xFF))
+    i32[i, REG_L] = wp.int32((x >> wp.int64(32)) & wp.int64(0xFF))
     i32[i, IME] = r.ime
     i32[i, IME_DELAY] = r.ime_delay
     m.i64[i, CYCLES] = r.cycles
@@ -104,68 +114,43 @@ def store_regs(m: wp.ref[Machine], i: int, r: CpuRegs):
 
 @wp.func
 def get_r8(regs: wp.ref[CpuRegs], idx: int) -> int:
-    """8-bit register ``idx`` as opcodes number them (B C D E H L - A; 6, [HL], reads A)."""
-    v = regs.a
-    if idx == 0:
-        v = regs.b
-    if idx == 1:
-        v = regs.c
-    if idx == 2:
-        v = regs.d
-    if idx == 3:
-        v = regs.e
-    if idx == 4:
-        v = regs.h
-    if idx == 5:
-        v = regs.l
-    return v
+    """8-bit register ``idx`` as opcodes number it (B C D E H L - A; 6, [HL], reads A)."""
+    v = wp.int32((regs.bcdehl >> wp.int64(8 * ((idx ^ 1) & 7))) & wp.int64(0xFF))
+    return wp.where(idx >= 6, regs.a, v)
 
 
 @wp.func
 def set_r8(regs: wp.ref[CpuRegs], idx: int, v: int):
-    """Write 8-bit register ``idx`` (6, [HL], and -1 write nothing)."""
-    if idx == 0:
-        regs.b = v
-    if idx == 1:
-        regs.c = v
-    if idx == 2:
-        regs.d = v
-    if idx == 3:
-        regs.e = v
-    if idx == 4:
-        regs.h = v
-    if idx == 5:
-        regs.l = v
-    if idx == 7:
-        regs.a = v
+    """Write 8-bit register ``idx`` (6, [HL], and -1 write nothing) with the byte ``v``."""
+    inside = idx >= 0 and idx < 6
+    at = wp.int64(8 * ((idx ^ 1) & 7))
+    keep = wp.where(inside, ~(wp.int64(0xFF) << at), wp.int64(-1))
+    put = wp.where(inside, wp.int64(v & 0xFF) << at, wp.int64(0))
+    regs.bcdehl = (regs.bcdehl & keep) | put
+    regs.a = wp.where(idx == 7, v, regs.a)
 
 
 @wp.func
 def get_r16(regs: wp.ref[CpuRegs], p: int) -> int:
     """Pair ``p`` as opcodes number it: BC, DE, HL, SP."""
-    v = regs.sp
-    if p == 0:
-        v = (regs.b << 8) | regs.c
-    if p == 1:
-        v = (regs.d << 8) | regs.e
-    if p == 2:
-        v = (regs.h << 8) | regs.l
-    return v
+    v = wp.int32((regs.bcdehl >> wp.int64(16 * (p & 3))) & wp.int64(0xFFFF))
+    return wp.where(p >= 3, regs.sp, v)
+
+
+@wp.func
+def reg_hl(regs: wp.ref[CpuRegs]) -> int:
+    return wp.int32((regs.bcdehl >> wp.int64(32)) & wp.int64(0xFFFF))
 
 
 @wp.func
 def set_r16(regs: wp.ref[CpuRegs], p: int, v: int):
     """Write pair ``p`` (BC, DE, HL, SP; 4: AF, as POP AF does: F's low nibble reads as 0)
     with the 16-bit ``v``; any other ``p`` writes nothing."""
-    if p == 0:
-        regs.b = v >> 8
-        regs.c = v & 0xFF
-    if p == 1:
-        regs.d = v >> 8
-        regs.e = v & 0xFF
-    if p == 2:
-        regs.h = v >> 8
-        regs.l = v & 0xFF
+    inside = p >= 0 and p < 3
+    at = wp.int64(16 * (p & 3))
+    keep = wp.where(inside, ~(wp.int64(0xFFFF) << at), wp.int64(-1))
+    put = wp.where(inside, wp.int64(v & 0xFFFF) << at, wp.int64(0))
+    regs.bcdehl = (regs.bcdehl & keep) | put
     if p == 3:
         regs.sp = v
     if p == 4:
@@ -174,34 +159,25 @@ def set_r16(regs: wp.ref[CpuRegs], p: int, v: int):
 
 
 @wp.func
-def publish_for_bus(m: wp.ref[Machine], i: int, at: wp.int64, h: int, l: int):  # noqa: E741
+def publish_for_bus(m: wp.ref[Machine], i: int, at: wp.int64, hl: int):
     """What the bus reads of the CPU while its registers are held: the cycle count of the
     access (timer, LCD and DMA sync to it) and HL (OAM reads during DMA compare with it)."""
     m.i64[i, CYCLES] = at
-    m.i32[i, REG_H] = h
-    m.i32[i, REG_L] = l
+    m.i32[i, REG_H] = hl >> 8
+    m.i32[i, REG_L] = hl & 0xFF
 
 
 @wp.func(inline=False)  # one out-of-line copy: inlined at every call site, ptxas took 4x longer
-def bus_in_slow(
-    m: wp.ref[Machine], i: int, h: int, l: int, at: wp.int64, addr: int, off: int
-) -> int:  # noqa: E741
-    publish_for_bus(m, i, at, h, l)
+def bus_in_slow(m: wp.ref[Machine], i: int, hl: int, at: wp.int64, addr: int, off: int) -> int:
+    publish_for_bus(m, i, at, hl)
     return bus_read_at(m, i, addr, off)
 
 
 @wp.func(inline=False)
 def bus_out_slow(
-    m: wp.ref[Machine],
-    i: int,
-    h: int,
-    l: int,
-    at: wp.int64,
-    addr: int,
-    v: int,
-    off: int,  # noqa: E741
+    m: wp.ref[Machine], i: int, hl: int, at: wp.int64, addr: int, v: int, off: int
 ) -> int:
-    publish_for_bus(m, i, at, h, l)
+    publish_for_bus(m, i, at, hl)
     return bus_write_at(m, i, addr, v, off)
 
 
@@ -252,7 +228,7 @@ def bus_in(
         return int(m.mem[i, wram_index(a)])
     if a >= 0xFF80 and a < 0xFFFF and m.i32[i, DMA_ACTIVE] == 0:
         return int(m.mem[i, HRAM_BASE + a - 0xFF80])
-    return bus_in_slow(m, i, regs.h, regs.l, at, a, off)
+    return bus_in_slow(m, i, reg_hl(regs), at, a, off)
 
 
 @wp.func
@@ -268,4 +244,4 @@ def bus_out(
     if a >= 0xFF80 and a < 0xFFFF and m.i32[i, DMA_ACTIVE] == 0:
         m.mem[i, HRAM_BASE + a - 0xFF80] = wp.uint8(v & 0xFF)
         return 0
-    return bus_out_slow(m, i, regs.h, regs.l, at, a, v, off)
+    return bus_out_slow(m, i, reg_hl(regs), at, a, v, off)

@@ -96,12 +96,11 @@ def fetch_outside_rom(
     i: int,
     pc: int,
     cycles: wp.int64,
-    h: int,
-    l: int,  # noqa: E741
+    hl: int,
 ) -> int:
     """``fetch`` of code outside ROM: each byte through the bus, which first gets the CPU's
-    ``cycles`` and HL, with PyBoy's access offset of 4 per operand byte."""
-    publish_for_bus(m, i, cycles, h, l)
+    ``cycles`` and ``hl``, with PyBoy's access offset of 4 per operand byte."""
+    publish_for_bus(m, i, cycles, hl)
     out = wp.int32(0)
     count = wp.int32(1)
     k = wp.int32(0)
@@ -125,20 +124,19 @@ def fetch_outside_rom_outlined(
     i: int,
     pc: int,
     cycles: wp.int64,
-    h: int,
-    l: int,  # noqa: E741
+    hl: int,
 ) -> int:
     """``fetch_outside_rom`` as one out-of-line copy (the GPU-shaped step, kernels/step.py)."""
-    return fetch_outside_rom(m, i, pc, cycles, h, l)
+    return fetch_outside_rom(m, i, pc, cycles, hl)
 
 
 @wp.func
-def fetch(m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, h: int, l: int) -> int:  # noqa: E741
+def fetch(m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, hl: int) -> int:
     """Opcode and the two bytes after it (``op | n1 << 8 | n2 << 16``), read the way PyBoy's
     fetch reads them. Packed into one int so the bytes stay in registers."""
     v = fetch_rom(m, i, pc)
     if v < 0:
-        v = fetch_outside_rom(m, i, pc, cycles, h, l)
+        v = fetch_outside_rom(m, i, pc, cycles, hl)
     return v
 
 
@@ -148,11 +146,10 @@ def fetch_rom_or_outlined(
     i: int,
     pc: int,
     cycles: wp.int64,
-    h: int,
-    l: int,  # noqa: E741
+    hl: int,
 ) -> int:
     """``fetch`` with code outside ROM read by ``fetch_outside_rom_outlined``."""
     v = fetch_rom(m, i, pc)
     if v < 0:
-        v = fetch_outside_rom_outlined(m, i, pc, cycles, h, l)
+        v = fetch_outside_rom_outlined(m, i, pc, cycles, hl)
     return v
