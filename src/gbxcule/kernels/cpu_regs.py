@@ -101,22 +101,27 @@ def store_regs(m: wp.ref[Machine], i: int, r: CpuRegs):
     i32[i, REG_A] = r.a
     i32[i, REG_F] = r.f
     x = r.bcdehl
-    i32[i, REG_B] = wp.int32((x >> wp.int64(8)) & wp.int64(0xFF))
-    i32[i, REG_C] = wp.int32(x & wp.int64(0xFF))
-    i32[i, REG_D] = wp.int32((x >> wp.int64(24)) & wp.int64(0xFF))
-    i32[i, REG_E] = wp.int32((x >> wp.int64(16)) & wp.int64(0xFF))
-    i32[i, REG_H] = wp.int32((x >> wp.int64(40)) & wp.int64(0xFF))
-    i32[i, REG_L] = wp.int32((x >> wp.int64(32)) & wp.int64(0xFF))
+    i32[i, REG_B] = bcdehl_byte(x, 0)
+    i32[i, REG_C] = bcdehl_byte(x, 1)
+    i32[i, REG_D] = bcdehl_byte(x, 2)
+    i32[i, REG_E] = bcdehl_byte(x, 3)
+    i32[i, REG_H] = bcdehl_byte(x, 4)
+    i32[i, REG_L] = bcdehl_byte(x, 5)
     i32[i, IME] = r.ime
     i32[i, IME_DELAY] = r.ime_delay
     m.i64[i, CYCLES] = r.cycles
 
 
 @wp.func
+def bcdehl_byte(x: wp.int64, idx: int) -> int:
+    """Register ``idx`` (0-5: B C D E H L) of a packed ``CpuRegs.bcdehl``."""
+    return wp.int32((x >> wp.int64(8 * ((idx ^ 1) & 7))) & wp.int64(0xFF))
+
+
+@wp.func
 def get_r8(regs: wp.ref[CpuRegs], idx: int) -> int:
     """8-bit register ``idx`` as opcodes number it (B C D E H L - A; 6, [HL], reads A)."""
-    v = wp.int32((regs.bcdehl >> wp.int64(8 * ((idx ^ 1) & 7))) & wp.int64(0xFF))
-    return wp.where(idx >= 6, regs.a, v)
+    return wp.where(idx >= 6, regs.a, bcdehl_byte(regs.bcdehl, idx))
 
 
 @wp.func
@@ -139,7 +144,7 @@ def get_r16(regs: wp.ref[CpuRegs], p: int) -> int:
 
 @wp.func
 def reg_hl(regs: wp.ref[CpuRegs]) -> int:
-    return wp.int32((regs.bcdehl >> wp.int64(32)) & wp.int64(0xFFFF))
+    return get_r16(regs, 2)
 
 
 @wp.func

@@ -130,26 +130,20 @@ def fetch_outside_rom_outlined(
     return fetch_outside_rom(m, i, pc, cycles, hl)
 
 
-@wp.func
-def fetch(m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, hl: int) -> int:
-    """Opcode and the two bytes after it (``op | n1 << 8 | n2 << 16``), read the way PyBoy's
-    fetch reads them. Packed into one int so the bytes stay in registers."""
-    v = fetch_rom(m, i, pc)
-    if v < 0:
-        v = fetch_outside_rom(m, i, pc, cycles, hl)
-    return v
+def _make_fetch(outside_rom):
+    def fetch(m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, hl: int) -> int:
+        """Opcode and the two bytes after it (``op | n1 << 8 | n2 << 16``), read the way
+        PyBoy's fetch reads them. Packed into one int so the bytes stay in registers."""
+        v = fetch_rom(m, i, pc)
+        if v < 0:
+            v = wp.static(outside_rom)(m, i, pc, cycles, hl)
+        return v
+
+    return fetch
 
 
-@wp.func
-def fetch_rom_or_outlined(
-    m: wp.ref[Machine],
-    i: int,
-    pc: int,
-    cycles: wp.int64,
-    hl: int,
-) -> int:
-    """``fetch`` with code outside ROM read by ``fetch_outside_rom_outlined``."""
-    v = fetch_rom(m, i, pc)
-    if v < 0:
-        v = fetch_outside_rom_outlined(m, i, pc, cycles, hl)
-    return v
+fetch = wp.func(_make_fetch(fetch_outside_rom), name="fetch")
+# ``fetch`` with code outside ROM read by ``fetch_outside_rom_outlined`` (the GPU shape)
+fetch_rom_or_outlined = wp.func(
+    _make_fetch(fetch_outside_rom_outlined), name="fetch_rom_or_outlined"
+)
