@@ -73,6 +73,7 @@ class SweepRow:
     render: str = "off"  # RENDER_MODES
     cores: int = 1  # CPU cores the backend ran on (0: a GPU backend)
     repeat: int = 0
+    cpu_codegen: str = ""  # warp-cpu: how its step kernel was compiled (kernels/codegen.py)
 
 
 def _versions() -> dict:
@@ -125,13 +126,22 @@ def measure(
     mem_layout: str | None = None,
     render: str = "off",
     repeat: int = 0,
+    cpu_codegen: str | None = None,
 ) -> SweepRow:
     """Time ``steps`` steps (after ``warmup``) of seeded random actions on one backend.
 
     ``mem_layout`` (Warp backends only) picks the state layout; the row's backend is then
     labelled ``backend:layout``. ``render`` is one of ``RENDER_MODES`` (module doc).
+    ``cpu_codegen`` (warp-cpu only) builds its step kernel that way first
+    (kernels/codegen.py); ``plain`` rows are labelled ``backend:plain``.
     """
     check_render(render)
+    if cpu_codegen is not None:
+        from gbxcule.kernels.codegen import cpu_codegen as current_codegen
+        from gbxcule.kernels.codegen import set_cpu_codegen
+
+        if current_codegen() != cpu_codegen:
+            set_cpu_codegen(cpu_codegen)
     options: dict = {"mem_layout": mem_layout} if mem_layout and backend.startswith("warp") else {}
     if backend in PYBOY_NAMES:
         options["render"] = render == "pixels"
@@ -165,8 +175,9 @@ def measure(
     finally:
         env.close()
     sps = steps * num_envs / seconds
+    label = f"{backend}:{mem_layout}" if "mem_layout" in options else backend
     return SweepRow(
-        backend=f"{backend}:{mem_layout}" if "mem_layout" in options else backend,
+        backend=label + (":plain" if cpu_codegen == "plain" else ""),
         num_envs=num_envs,
         steps=steps,
         frames_per_step=frames_per_step,
@@ -181,6 +192,7 @@ def measure(
         render=render,
         cores=cores,
         repeat=repeat,
+        cpu_codegen=cpu_codegen or "",
     )
 
 
@@ -318,8 +330,15 @@ def run_sweep(
     mem_layout: str | None = None,
     renders: tuple[str, ...] = ("off",),
     repeats: int = 1,
+    cpu_codegens: tuple[str, ...] = ("tuned",),
 ) -> list[SweepRow]:
     # Everything checked up front, before any long run (and before a row is written).
+    from gbxcule.kernels.codegen import check_codegen
+
+    if not cpu_codegens:
+        raise ValueError("cpu_codegens is empty")
+    for codegen in cpu_codegens:
+        check_codegen(codegen)
     check_positive_int("repeats", repeats)
     check_positive_int("steps", steps)
     check_positive_int("frames_per_step", frames_per_step)
@@ -329,12 +348,19 @@ def run_sweep(
     for render in renders:
         check_render(render)
     out_dir.mkdir(parents=True, exist_ok=True)
-    configs = [(b, r, n) for r in renders for b in backends for n in envs[b]]
+    configs = [
+        (b, r, n, c)
+        for r in renders
+        for b in backends
+        for c in (cpu_codegens if b == "warp-cpu" else (None,))
+        for n in envs[b]
+    ]
     jobs = [(k, c) for k in range(repeats) for c in configs]
     rows: list[SweepRow] = []
     with (out_dir / "results.jsonl").open("a") as fh:
-        for j, (repeat, (backend, render, n)) in enumerate(jobs):
-            _progress(j, len(jobs), f"{backend} × {n} render={render} #{repeat + 1}")
+        for j, (repeat, (backend, render, n, codegen)) in enumerate(jobs):
+            name = backend + (f":{codegen}" if codegen else "")
+            _progress(j, len(jobs), f"{name} × {n} render={render} #{repeat + 1}")
             row = measure(
                 backend,
                 rom,
@@ -345,6 +371,7 @@ def run_sweep(
                 mem_layout=mem_layout,
                 render=render,
                 repeat=repeat,
+                cpu_codegen=codegen,
             )
             fh.write(json.dumps(asdict(row)) + "\n")
             fh.flush()
@@ -415,6 +442,12 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
         help="comma list of render modes: off (no pixels) and/or pixels (module doc)",
     )
     ap.add_argument("--repeats", type=int, default=1, help="interleaved runs per configuration")
+    ap.add_argument(
+        "--cpu-codegen",
+        default="tuned",
+        help="comma list: how warp-cpu's step kernel is compiled, tuned and/or plain "
+        "(kernels/codegen.py; plain rows are labelled warp-cpu:plain)",
+    )
 
 
 def default_out_dir(backends: list[str], rom: str | None) -> Path:
@@ -458,6 +491,7 @@ def run(args: argparse.Namespace) -> int:
         mem_layout=args.mem_layout,
         renders=tuple(r for r in args.render.split(",") if r),
         repeats=args.repeats,
+        cpu_codegens=tuple(c for c in args.cpu_codegen.split(",") if c),
     )
     print((out / "summary.md").read_text())
     print(f"{len(rows)} rows appended to {out / 'results.jsonl'}")

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import warp as wp
 
+from gbxcule.kernels.codegen import step_module_options
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.cpu_step import cpu_step, make_cpu_step
 from gbxcule.kernels.dma import dma_sync, dma_sync_outlined
@@ -79,7 +80,7 @@ from gbxcule.kernels.state import (
 )
 from gbxcule.kernels.timer import timer_sync
 
-wp.set_module_options({"enable_backward": False})
+wp.set_module_options(step_module_options())  # the CPU's codegen: kernels/codegen.py
 
 MIN_SLICE = wp.constant(wp.int64(4))
 BOOT_MAX_FRAMES = 4
@@ -355,6 +356,13 @@ def _make_run_frame(features: StepFeatures, cpu_tick, sync_fn, halt_fn):
 
 
 def _make_kernel(features: StepFeatures, run_frame):
+    module = features.module
+    unique_options = {}
+    if module == "unique":
+        unique_options = {"module_options": step_module_options()}
+    elif module is not None:
+        wp.set_module_options(step_module_options(), module=module)
+
     @wp.func(name="step_env", module=features.module, inline=True)
     def step_env(
         m: wp.ref[Machine],
@@ -384,7 +392,7 @@ def _make_kernel(features: StepFeatures, run_frame):
         # units a reference into it (global memory). A kernel's struct argument whose
         # address goes to an out-of-line function is copied to the thread's stack first:
         # env_view's copy was 760 B of every thread's frame (history/performance.md).
-        @wp.kernel(name="step_kernel", module=features.module, enable_backward=False)
+        @wp.kernel(name="step_kernel", module=module, enable_backward=False, **unique_options)
         def step_kernel_gpu(
             ms: wp.array(dtype=Machine),
             buttons: wp.array(dtype=wp.int32),
@@ -401,7 +409,7 @@ def _make_kernel(features: StepFeatures, run_frame):
 
         return step_kernel_gpu
 
-    @wp.kernel(name="step_kernel", module=features.module, enable_backward=False)
+    @wp.kernel(name="step_kernel", module=module, enable_backward=False, **unique_options)
     def step_kernel(
         m: Machine,
         buttons: wp.array(dtype=wp.int32),

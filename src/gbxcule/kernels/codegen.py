@@ -1,0 +1,70 @@
+"""How clang compiles the step kernel for the CPU device (Warp module options).
+
+The step kernel's instruction loop decodes each opcode by its fields, and its first
+test is a four-way one on ``x`` (``op >> 6``). clang's default turns every switch of
+four or more cases into a jump table, so each instruction went through an indirect
+jump whose target the branch predictor sees only through global history: the hottest
+spot of the kernel on every ROM profiled (history/performance.md). With jump tables
+only for five cases or more, ``x`` and the other four-way decodes are two conditional
+branches each, predicted per site. Timed against Warp's own flags (process time, 1 env,
+alternating rounds): the game-like ROM -12 %, the busy ROM and the demo game unchanged
+(their few opcodes already predicted well); more cases (9, or no jump tables at all),
+``-O3`` and a dozen other LLVM options did no better.
+
+These are codegen choices only: the same source, the same results (every test runs on
+them). They touch CPU builds only; CUDA's options are Warp's defaults, unchanged.
+``GBXCULE_CPU_CODEGEN=plain`` in the environment builds with Warp's defaults instead,
+and ``set_cpu_codegen`` switches a running process (``bench.sweep --cpu-codegen
+tuned,plain`` times both in one run).
+"""
+
+from __future__ import annotations
+
+import os
+
+import warp as wp
+
+# what the CPU build of the step kernel adds to Warp's clang flags (-mllvm: an LLVM option)
+CPU_TUNING_FLAGS = "-mllvm -min-jump-table-entries=5"
+CODEGEN_ENV = "GBXCULE_CPU_CODEGEN"
+CODEGENS = ("tuned", "plain")
+# the Warp modules of the plain step kernel and of the GPU shape (kernels/step_cuda.py)
+STEP_MODULES = ("gbxcule.kernels.step", "gbxcule.kernels.step_cuda")
+
+
+def check_codegen(name: str) -> str:
+    if name not in CODEGENS:
+        raise ValueError(f"CPU codegen {name!r}: expected one of {', '.join(CODEGENS)}")
+    return name
+
+
+def cpu_codegen() -> str:
+    """``tuned`` (the default) or ``plain``, from ``GBXCULE_CPU_CODEGEN``."""
+    name = os.environ.get(CODEGEN_ENV, "tuned").strip().lower() or "tuned"
+    if name not in CODEGENS:
+        raise ValueError(f"{CODEGEN_ENV}={name!r}: expected one of {', '.join(CODEGENS)}")
+    return name
+
+
+def set_cpu_codegen(name: str) -> None:
+    """Build the step kernels of this process with codegen ``name`` from now on: the
+    modules in ``STEP_MODULES`` get its options (the next launch loads, or compiles, that
+    build), and so do variants built later (``GBXCULE_CPU_CODEGEN`` is set)."""
+    check_codegen(name)
+    os.environ[CODEGEN_ENV] = name
+    for module in STEP_MODULES:
+        wp.set_module_options(step_module_options(name), module=module)
+
+
+def step_module_options(codegen: str | None = None) -> dict:
+    """Warp module options of a step-kernel module: no backward pass, and for the
+    ``tuned`` codegen the CPU flags above on top of ``wp.config.cpu_compiler_flags`` as
+    it is now (Warp's default: host features and raised inlining thresholds); for
+    ``plain`` Warp's own."""
+    options: dict = {"enable_backward": False, "cpu_compiler_flags": None}
+    if check_codegen(codegen or cpu_codegen()) == "plain":
+        return options
+    base = wp.config.cpu_compiler_flags
+    base = "-march=native" if base is None else base
+    options["cpu_compiler_flags"] = f"{base} {CPU_TUNING_FLAGS}".strip()
+    return options

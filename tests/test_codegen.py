@@ -1,0 +1,97 @@
+"""How the CPU device compiles the step kernel (kernels/codegen.py): the options of each
+codegen, the switch between them, and that both builds compute the same thing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import warp as wp
+
+from bench import sweep
+from bench.busy_rom import busy_rom_path
+from gbxcule.backends.registry import make_backend
+from gbxcule.kernels import codegen
+
+pytestmark = pytest.mark.tooling
+
+
+@pytest.fixture
+def restore_codegen():
+    before = codegen.cpu_codegen()
+    yield
+    codegen.set_cpu_codegen(before)
+
+
+def test_tuned_adds_its_flags_to_warps_own_and_plain_is_warps_default(monkeypatch):
+    monkeypatch.setattr(wp.config, "cpu_compiler_flags", None)
+    tuned = codegen.step_module_options("tuned")
+    assert tuned == {
+        "enable_backward": False,
+        "cpu_compiler_flags": "-march=native " + codegen.CPU_TUNING_FLAGS,
+    }
+    monkeypatch.setattr(wp.config, "cpu_compiler_flags", "-march=x86-64-v3")
+    flags = codegen.step_module_options("tuned")["cpu_compiler_flags"]
+    assert flags == "-march=x86-64-v3 " + codegen.CPU_TUNING_FLAGS
+    plain = codegen.step_module_options("plain")
+    assert plain == {"enable_backward": False, "cpu_compiler_flags": None}
+
+
+def test_unknown_codegens_are_refused(monkeypatch):
+    with pytest.raises(ValueError, match="'fast'"):
+        codegen.step_module_options("fast")
+    with pytest.raises(ValueError, match="'fast'"):
+        codegen.set_cpu_codegen("fast")
+    monkeypatch.setenv(codegen.CODEGEN_ENV, "O3")
+    with pytest.raises(ValueError, match="GBXCULE_CPU_CODEGEN='o3'"):
+        codegen.cpu_codegen()
+    monkeypatch.setenv(codegen.CODEGEN_ENV, " Plain ")
+    assert codegen.cpu_codegen() == "plain"
+    monkeypatch.delenv(codegen.CODEGEN_ENV)
+    assert codegen.cpu_codegen() == "tuned"
+
+
+def _run_busy_rom(steps: int = 3):
+    env = make_backend("warp-cpu", str(busy_rom_path()), num_envs=2, frames_per_step=4, threads=1)
+    try:
+        env.reset(seed=0)
+        for k in range(steps):
+            env.step(np.array([k % 3, 1], dtype=np.int64))
+        module_hash = wp.get_module("gbxcule.kernels.step").get_module_hash()
+        state = [(env.get_cpu_state(e), env.read_memory(e, 0x8000, 0x10000)) for e in range(2)]
+        return module_hash, state
+    finally:
+        env.close()
+
+
+def test_switching_the_codegen_rebuilds_the_step_kernel_with_the_same_results(restore_codegen):
+    import gbxcule.kernels.step  # noqa: F401 - the module whose options the switch sets
+
+    runs = {}
+    for name in ("plain", "tuned"):
+        codegen.set_cpu_codegen(name)
+        options = wp.get_module("gbxcule.kernels.step").options
+        tuned = codegen.CPU_TUNING_FLAGS in (options["cpu_compiler_flags"] or "")
+        assert tuned == (name == "tuned")
+        runs[name] = _run_busy_rom()
+    assert runs["plain"][0] != runs["tuned"][0]  # two builds
+    (_, plain), (_, tuned) = runs["plain"], runs["tuned"]
+    for (regs_p, mem_p), (regs_t, mem_t) in zip(plain, tuned):
+        assert regs_p == regs_t
+        np.testing.assert_array_equal(mem_p, mem_t)
+    assert plain[0][0]["cycles"] > 0
+
+
+def test_sweep_times_each_codegen_and_labels_the_plain_rows(tmp_path, restore_codegen):
+    out = tmp_path / "codegen"
+    envs = {"warp-cpu": [1]}
+    rows = sweep.run_sweep(
+        ["warp-cpu"], str(busy_rom_path()), envs, 1, 2, 0, out, cpu_codegens=("tuned", "plain")
+    )
+    assert [(r.backend, r.cpu_codegen) for r in rows] == [
+        ("warp-cpu", "tuned"),
+        ("warp-cpu:plain", "plain"),
+    ]
+    with pytest.raises(ValueError, match="'fast'"):
+        sweep.run_sweep(
+            ["warp-cpu"], str(busy_rom_path()), envs, 1, 2, 0, out, cpu_codegens=("fast",)
+        )
