@@ -36,6 +36,17 @@ def test_tuned_adds_its_flags_to_warps_own_and_plain_is_warps_default(monkeypatc
     assert plain == {"enable_backward": False, "cpu_compiler_flags": None}
 
 
+def test_every_step_module_is_built_with_the_current_codegen():
+    import gbxcule.kernels.step_cuda as step_cuda
+    from gbxcule.kernels.step import step_kernel, step_kernel_variant
+
+    flags = codegen.step_module_options()["cpu_compiler_flags"]
+    for kernel in (step_kernel, step_cuda.step_kernel, step_kernel_variant(hooks=True)):
+        assert kernel.module.options["cpu_compiler_flags"] == flags
+    if codegen.cpu_codegen() == "tuned":
+        assert codegen.CPU_TUNING_FLAGS in flags
+
+
 def test_unknown_codegens_are_refused(monkeypatch):
     with pytest.raises(ValueError, match="'fast'"):
         codegen.step_module_options("fast")

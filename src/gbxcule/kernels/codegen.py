@@ -49,7 +49,8 @@ def cpu_codegen() -> str:
 def set_cpu_codegen(name: str) -> None:
     """Build the step kernels of this process with codegen ``name`` from now on: the
     modules in ``STEP_MODULES`` get its options (the next launch loads, or compiles, that
-    build), and so do variants built later (``GBXCULE_CPU_CODEGEN`` is set)."""
+    build), and so do variants built later (``GBXCULE_CPU_CODEGEN`` is set); a variant
+    already built (``step_kernel_variant``, each in a module of its own) keeps its own."""
     check_codegen(name)
     os.environ[CODEGEN_ENV] = name
     for module in STEP_MODULES:
