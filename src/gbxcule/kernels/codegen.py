@@ -33,6 +33,7 @@ STEP_MODULES = ("gbxcule.kernels.step", "gbxcule.kernels.step_cuda")
 
 
 def check_codegen(name: str) -> str:
+    """``name`` if it is one of ``CODEGENS``, else a ValueError."""
     if name not in CODEGENS:
         raise ValueError(f"CPU codegen {name!r}: expected one of {', '.join(CODEGENS)}")
     return name
