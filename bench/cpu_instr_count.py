@@ -22,8 +22,9 @@ for the host's features is cached under their name, so the child would compile i
 Valgrind for minutes), and with line tables, which do not change the code. The parent
 builds it natively first; the children find it in the kernel cache.
 
-Rows go to ``results.jsonl``, tables to ``summary.md`` and the breakdown to
-``breakdown.png`` in ``--out`` (default bench/results/cpu-instr-count).
+Rows are appended to ``results.jsonl``; ``summary.md`` and ``breakdown.png`` show each
+(ROM, backend)'s latest count there (so a run of warp-cpu alone keeps PyBoy's), in
+``--out`` (default bench/results/cpu-instr-count).
 ``python -m bench.cpu_instr_count [--rom busy,game]``. Needs ``valgrind`` and ``addr2line``.
 """
 
@@ -442,7 +443,6 @@ def main(argv: list[str] | None = None) -> int:
     from bench.cpu_profile import opcode_mix, resolve_rom
 
     args.out.mkdir(parents=True, exist_ok=True)
-    rows: list[dict] = []
     for name in [r for r in args.rom.split(",") if r]:
         rom = resolve_rom(name)
         per_frame = opcode_mix(rom, args.instructions, 30).instructions_per_frame
@@ -452,9 +452,9 @@ def main(argv: list[str] | None = None) -> int:
             new = count_rom(rom, backend, args.warmup, args.steps, per_frame)
             with (args.out / "results.jsonl").open("a") as fh:
                 fh.writelines(json.dumps(r) + "\n" for r in new)
-            rows += new
             sys.stderr.write(f"{Path(rom).name} {backend}: {new[0]['per_sm83']:.1f} / SM83 instr\n")
-    print(write_summary(rows, args.out).read_text())
+    # every (ROM, backend)'s latest count, this run's and earlier ones (PyBoy's stays put)
+    print(write_summary(latest_rows(args.out / "results.jsonl"), args.out).read_text())
     return 0
 
 

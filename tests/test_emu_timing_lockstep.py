@@ -13,9 +13,16 @@ import pytest
 import warp as wp
 
 from bench.roms.build import all_roms, get_rom
+from gbxcule.asm import build_rom
 from gbxcule.backends.warp_base import field_view
 
-from .support.emu_timing_programs import PROGRAMS, TIMER_HALT, program, random_io_program
+from .support.emu_timing_programs import (
+    FRAME,
+    PROGRAMS,
+    TIMER_HALT,
+    program,
+    random_io_program,
+)
 from .support.emu_timing_support import (
     diff_states,
     lockstep,
@@ -102,3 +109,53 @@ def test_busy_benchmark_rom_in_lockstep():
     from bench.busy_rom import busy_rom_path
 
     assert_lockstep(busy_rom_path().read_bytes(), 60)
+
+
+def banked_code_rom(banks: int = 8) -> bytes:
+    """MBC1 code run from every switchable bank: bank 0 selects a bank and calls $4000;
+    each bank's routine (the same layout in all of them) logs to WRAM, then switches to
+    the next bank under its own feet, so the instructions after the switch come from the
+    new bank (``ld c, N`` there logs which one ran)."""
+    routines = []
+    for bank in range(1, banks):
+        routines.append(f"""
+SECTION "code{bank}", ROMX[$4000], BANK[{bank}]
+    ld a, [hl]
+    add a, {bank * 3 + 1}
+    ld [hl+], a
+    ld a, {bank % (banks - 1) + 1}
+    ld [$2000], a
+    ld c, {bank}
+    ld a, c
+    ld [hl+], a
+    ld a, l
+    and $7F
+    ld l, a
+    ret
+""")
+    main = """
+SECTION "main", ROM0[$0150]
+Main:
+    ld hl, $C100
+    ld e, 0
+.loop:
+    inc e
+    ld a, e
+    and $07
+    ld [$2000], a
+    call $4000
+    ld a, e
+    ld [$C0FF], a
+    jr .loop
+Hook:
+Rst0:
+    ret
+"""
+    return build_rom(FRAME + main + "".join(routines), cart_type="MBC1", rom_banks=banks)
+
+
+def test_code_in_switched_rom_banks():
+    """Code fetched from every switchable bank, and a bank switched under the code running
+    from it, through the step kernel's loop (which keeps the banks' bases in registers
+    for a run of instructions: a mapper write must end the run)."""
+    assert_lockstep(banked_code_rom(), 12)

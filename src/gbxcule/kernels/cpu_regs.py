@@ -32,6 +32,8 @@ from gbxcule.kernels.state import (
     REG_F,
     REG_H,
     REG_L,
+    ROM_BANK,
+    ROM_BANK_LOW,
     SP,
     Machine,
 )
@@ -59,6 +61,11 @@ class CpuRegs:
     ime: wp.int32
     ime_delay: wp.int32
     cycles: wp.int64  # T-cycles since power-on (CYCLES)
+    # Where the mapped ROM banks start in ``rom_code`` (kernels/fetch.py): 0x0000-0x3FFF
+    # at ``rom_lo`` + PC, 0x4000-0x7FFF at ``rom_hi`` + PC. Loaded only: a mapper write
+    # ends the run of instructions (PyBoy's bail), so they hold for all of it.
+    rom_lo: wp.int32
+    rom_hi: wp.int32
 
 
 @wp.func
@@ -84,6 +91,8 @@ def reload_regs(m: wp.ref[Machine], i: int, r: wp.ref[CpuRegs]):
     r.ime = i32[i, IME]
     r.ime_delay = i32[i, IME_DELAY]
     r.cycles = m.i64[i, CYCLES]
+    r.rom_lo = i32[i, ROM_BANK_LOW] * 0x4000
+    r.rom_hi = i32[i, ROM_BANK] * 0x4000 - 0x4000
 
 
 @wp.func

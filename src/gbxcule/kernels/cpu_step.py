@@ -60,7 +60,7 @@ def make_cpu_step(out_of_line: bool = False, module: str | None = None):
     @wp.func(inline=True, name="cpu_step", module=module)  # +2 % on the CPU (A/B, 8 rounds)
     def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
         c0 = regs.cycles
-        fetched = wp.static(fetch_code)(m, i, regs.pc, c0, reg_hl(regs))
+        fetched = wp.static(fetch_code)(m, i, regs.pc, c0, reg_hl(regs), regs.rom_lo, regs.rom_hi)
         op = fetched & 0xFF
         n1 = (fetched >> 8) & 0xFF
         n16 = fetched >> 8

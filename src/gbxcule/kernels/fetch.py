@@ -15,7 +15,7 @@ import warp as wp
 from gbxcule.kernels.bus import bus_read_at, hram_read_at
 from gbxcule.kernels.cpu_regs import publish_for_bus
 from gbxcule.kernels.mbc import rom_read
-from gbxcule.kernels.state import BOOT_ON, ROM_BANK, ROM_BANK_LOW, Machine
+from gbxcule.kernels.state import BOOT_ON, Machine
 
 wp.set_module_options({"enable_backward": False})
 
@@ -71,23 +71,20 @@ def is_illegal(op: int) -> int:
 
 
 @wp.func
-def fetch_rom(m: wp.ref[Machine], i: int, pc: int) -> int:
-    """``fetch`` of code in ROM (PC + 2 below 0x8000), one load from the mapped banks; -1
-    for code anywhere else (``fetch_outside_rom``)."""
-    i32 = m.i32
+def fetch_rom(m: wp.ref[Machine], i: int, pc: int, lo: int, hi: int) -> int:
+    """``fetch`` of code in ROM (PC + 2 below 0x8000), one load from ``rom_code`` at ``lo +
+    pc`` (below 0x4000) or ``hi + pc`` (``CpuRegs.rom_lo`` / ``rom_hi``, the mapped banks);
+    -1 for code anywhere else (``fetch_outside_rom``)."""
     if pc + 2 >= 0x8000:
         return -1
     if pc < 0x100:  # the boot ROM may be mapped over 0x0000-0x00FF
-        if i32[i, BOOT_ON] != 0:
+        if m.i32[i, BOOT_ON] != 0:
             b0 = rom_read(m, i, pc)
             return b0 | (rom_read(m, i, pc + 1) << 8) | (rom_read(m, i, pc + 2) << 16)
     # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
     # neighbour exactly like this.
-    base = i32[i, ROM_BANK] * 0x4000 - 0x4000
-    if pc + 2 < 0x4000:
-        base = i32[i, ROM_BANK_LOW] * 0x4000
-    k = wp.max(base + pc, 0)
-    return m.rom_code[k]
+    k = wp.where(pc + 2 < 0x4000, lo, hi) + pc
+    return m.rom_code[wp.max(k, 0)]
 
 
 @wp.func
@@ -131,10 +128,13 @@ def fetch_outside_rom_outlined(
 
 
 def _make_fetch(outside_rom):
-    def fetch(m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, hl: int) -> int:
+    def fetch(
+        m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, hl: int, lo: int, hi: int
+    ) -> int:
         """Opcode and the two bytes after it (``op | n1 << 8 | n2 << 16``), read the way
-        PyBoy's fetch reads them. Packed into one int so the bytes stay in registers."""
-        v = fetch_rom(m, i, pc)
+        PyBoy's fetch reads them. Packed into one int so the bytes stay in registers.
+        ``lo`` / ``hi``: where the mapped ROM banks start in ``rom_code`` (``CpuRegs``)."""
+        v = fetch_rom(m, i, pc, lo, hi)
         if v < 0:
             v = wp.static(outside_rom)(m, i, pc, cycles, hl)
         return v
