@@ -34,7 +34,7 @@ def trace_kernel(m: Machine, count: int, rows: wp.array2d(dtype=wp.int64)):
         check_interrupts(m, i)
         m.i32[i, INT_QUEUED] = 0
         r = load_regs(m, i)
-        rows[n, 0] = wp.int64(fetch(m, i, r.pc, r.cycles, reg_hl(r), r.rom_lo, r.rom_hi))
+        rows[n, 0] = wp.int64(fetch(m, i, r.pc, r.cycles, r.bcdehl, r.rom_lo, r.rom_hi))
         rows[n, 1] = wp.int64(r.pc)
         rows[n, 2] = wp.int64(reg_hl(r))
         rows[n, 3] = wp.int64(get_r16(r, 0))

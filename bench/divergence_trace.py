@@ -39,7 +39,7 @@ from bench.divergence_model import (
     SYNC,
 )
 from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem, cpu_fast_mem_direct
-from gbxcule.kernels.cpu_regs import load_regs, reg_hl, store_regs
+from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.cpu_step import cpu_general
 from gbxcule.kernels.fetch import fetch, is_illegal
 from gbxcule.kernels.interrupts import check_interrupts
@@ -148,7 +148,7 @@ def make_path_trace_kernel(gpu_shape: bool):
             while r.cycles < end:
                 # cpu_step (kernels/cpu.py), its route recorded
                 c0 = r.cycles
-                fetched = fetch(m, 0, r.pc, c0, reg_hl(r), r.rom_lo, r.rom_hi)
+                fetched = fetch(m, 0, r.pc, c0, r.bcdehl, r.rom_lo, r.rom_hi)
                 op = fetched & 0xFF
                 n1 = (fetched >> 8) & 0xFF
                 n16 = fetched >> 8

@@ -145,10 +145,15 @@ def set_r8(regs: wp.ref[CpuRegs], idx: int, v: int):
 
 
 @wp.func
+def bcdehl_pair(x: wp.int64, p: int) -> int:
+    """Pair ``p`` (0-2: BC DE HL) of a packed ``CpuRegs.bcdehl``."""
+    return wp.int32((x >> wp.int64(16 * (p & 3))) & wp.int64(0xFFFF))
+
+
+@wp.func
 def get_r16(regs: wp.ref[CpuRegs], p: int) -> int:
     """Pair ``p`` as opcodes number it: BC, DE, HL, SP."""
-    v = wp.int32((regs.bcdehl >> wp.int64(16 * (p & 3))) & wp.int64(0xFFFF))
-    return wp.where(p >= 3, regs.sp, v)
+    return wp.where(p >= 3, regs.sp, bcdehl_pair(regs.bcdehl, p))
 
 
 @wp.func

@@ -25,7 +25,7 @@ from gbxcule.kernels.cpu import (
     write_phase,
 )
 from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem, cpu_fast_mem_direct
-from gbxcule.kernels.cpu_regs import CpuRegs, load_regs, reg_hl, reload_regs, store_regs
+from gbxcule.kernels.cpu_regs import CpuRegs, load_regs, reload_regs, store_regs
 from gbxcule.kernels.fetch import fetch, fetch_rom_or_outlined, is_illegal
 from gbxcule.kernels.state import LOCKED, Machine
 
@@ -60,7 +60,7 @@ def make_cpu_step(out_of_line: bool = False, module: str | None = None):
     @wp.func(inline=True, name="cpu_step", module=module)  # +2 % on the CPU (A/B, 8 rounds)
     def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
         c0 = regs.cycles
-        fetched = wp.static(fetch_code)(m, i, regs.pc, c0, reg_hl(regs), regs.rom_lo, regs.rom_hi)
+        fetched = wp.static(fetch_code)(m, i, regs.pc, c0, regs.bcdehl, regs.rom_lo, regs.rom_hi)
         op = fetched & 0xFF
         n1 = (fetched >> 8) & 0xFF
         n16 = fetched >> 8
