@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import re
 import shutil
@@ -242,6 +243,13 @@ def group_of(chain: list[str]) -> str:
 # ---- runs --------------------------------------------------------------------------
 
 
+def child_env() -> dict[str, str]:
+    """The children's environment: a fixed hash seed, so the two runs of a count differ
+    only by their extra steps (with random seeds, dict and set work differs by millions
+    of instructions, the size of a step's count)."""
+    return {**os.environ, "PYTHONHASHSEED": "0"}
+
+
 def callgrind(backend: str, rom: str, steps: int, tmp: Path) -> tuple[str, dict]:
     """One child under callgrind: its output file's text and the child's report."""
     out = tmp / f"cg.{backend}.{steps}.out"
@@ -249,7 +257,7 @@ def callgrind(backend: str, rom: str, steps: int, tmp: Path) -> tuple[str, dict]
     cmd = ["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={out}"]
     cmd += [sys.executable, "-m", "bench.cpu_instr_count", "--child", backend, rom, str(steps)]
     cmd += ["--report", str(report)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=child_env())
     if done.returncode != 0:
         raise RuntimeError(f"{backend} under valgrind failed:\n{done.stderr[-3000:]}")
     return out.read_text(), json.loads(report.read_text())
@@ -279,6 +287,7 @@ def count_rom(rom: str, backend: str, warmup: int, steps: int, per_frame: float)
         syms = object_symbols(obj)
         c = object_costs(text1, syms)
         c.subtract(object_costs(text0, syms))
+        rows[0]["kernel_per_sm83"] = sum(c.values()) / sm83  # the step kernel's object alone
         hot = sorted(a for a, v in c.items() if v > 0)
         groups: Counter = Counter()
         for a, chain in inline_chains(obj, hot).items():
@@ -320,14 +329,18 @@ def summary_lines(rows: list[dict], ns: dict[str, dict[str, float]]) -> list[str
     lines += [
         "1 env, 24 frames/step, steps after a warm-up (start-up excluded). Retired per ns: "
         "the count over bench.cpu_profile's median ns per instruction on this machine "
-        f"(its results.jsonl). warp-cpu built for `-target-cpu {COUNT_TARGET}`.",
+        f"(its results.jsonl). warp-cpu built for `-target-cpu {COUNT_TARGET}`; its kernel: "
+        "the step kernel's object alone (exact; the whole-process counts carry a little "
+        "of Python's per-step work).",
         "",
-        "| ROM | PyBoy | warp-cpu | warp-cpu / PyBoy | PyBoy retired / ns | warp-cpu retired / ns |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| ROM | PyBoy | warp-cpu | warp-cpu kernel | warp-cpu / PyBoy "
+        "| PyBoy retired / ns | warp-cpu retired / ns |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
+    kernel = {r["rom"]: r.get("kernel_per_sm83") for r in counts if r["backend"] == "warp-cpu"}
     for rom in roms:
         p, w = per.get((rom, "pyboy")), per.get((rom, "warp-cpu"))
-        cells = [f"{v:.1f}" if v else "-" for v in (p, w)]
+        cells = [f"{v:.1f}" if v else "-" for v in (p, w, kernel.get(rom))]
         cells.append(f"{w / p:.2f}" if p and w else "-")
         for backend, v in (("pyboy", p), ("warp-cpu", w)):
             t = ns.get(rom, {}).get(backend)
