@@ -43,8 +43,8 @@ wp.set_module_options({"enable_backward": False})
 
 @wp.struct
 class CpuRegs:
-    """PC, SP, A, F, the other six 8-bit registers packed in one int (``bcdehl``) and the
-    IME state of one env.
+    """PC, SP, A, F, the other six 8-bit registers packed in one int (``bcdehl``), the
+    IME state and the cycle count of one env, and where its mapped ROM banks start.
 
     B, C, D, E, H and L share one int64, each pair little-endian in its 16 bits (C, B, E,
     D, L, H from bit 0), so register ``idx`` as opcodes number it is the byte ``idx ^ 1``
