@@ -42,12 +42,14 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "cpu-instr-count"
 FRAMES_PER_STEP = 24
 COUNT_TARGET = "x86-64-v3"
 BACKENDS = ("pyboy", "warp-cpu")
+PYBOY_TOP = 12  # PyBoy's functions listed in its breakdown
 
 
 def count_flags(flags: str) -> str:
@@ -114,11 +116,27 @@ def step_object() -> Path:
 # ---- callgrind output ------------------------------------------------------------
 
 
-def parse_callgrind(text: str) -> tuple[Counter, dict[int, int]]:
-    """Self cost per instruction address, and each function named by an address (JIT code
-    has no symbols) with its self cost. Needs ``--dump-instr=yes`` (positions: instr line)."""
-    cost: Counter = Counter()
-    fn_cost: dict[int, int] = {}
+@dataclass
+class Profile:
+    """One callgrind run: self cost per instruction address and per function name (a
+    recursion suffix such as ``'2`` dropped)."""
+
+    by_address: Counter
+    by_function: Counter
+
+    def jit_functions(self) -> dict[int, int]:
+        """The functions named by their address (JIT code has no symbols): address -> cost."""
+        return {
+            int(name, 16): v
+            for name, v in self.by_function.items()
+            if re.fullmatch(r"0x[0-9a-fA-F]+", name)
+        }
+
+
+def parse_callgrind(text: str) -> Profile:
+    """A callgrind file written with ``--dump-instr=yes`` (positions: instr line)."""
+    by_address: Counter = Counter()
+    by_function: Counter = Counter()
     names: dict[str, str] = {}
     fn = ""
     pos = [0, 0]
@@ -138,7 +156,7 @@ def parse_callgrind(text: str) -> tuple[Counter, dict[int, int]]:
                 continue
             if m.group(2):
                 names[m.group(1)] = m.group(2)
-            fn = names.get(m.group(1), "")
+            fn = names.get(m.group(1), "").split("'")[0]
             continue
         if line.startswith("calls="):
             skip_next = True  # the next cost line is the call's inclusive cost
@@ -155,13 +173,23 @@ def parse_callgrind(text: str) -> tuple[Counter, dict[int, int]]:
             skip_next = False
             continue
         if len(parts) > 2:
-            v = int(parts[2])
-            cost[pos[0]] += v
-            jit = re.match(r"0x[0-9a-fA-F]+$", fn.split("'")[0])
-            if jit:
-                a = int(jit.group(0), 16)
-                fn_cost[a] = fn_cost.get(a, 0) + v
-    return cost, fn_cost
+            by_address[pos[0]] += int(parts[2])
+            by_function[fn] += int(parts[2])
+    return Profile(by_address, by_function)
+
+
+def cython_name(symbol: str) -> str:
+    """``__pyx_f_5pyboy_4core_3cpu_3CPU_tick`` -> ``pyboy.core.cpu.CPU_tick``; other names
+    as they are."""
+    m = re.match(r"__pyx_(?:f|pw|pf)_(.*)", symbol)
+    if m is None:
+        return symbol
+    rest, parts = m.group(1), []
+    while (n := re.match(r"(\d+)", rest)) is not None:
+        k = len(n.group(1))
+        parts.append(rest[k : k + int(n.group(1))])
+        rest = rest[k + int(n.group(1)) :].removeprefix("_")
+    return ".".join([*parts, rest] if rest else parts)
 
 
 def object_symbols(obj: Path) -> list[tuple[int, int, str]]:
@@ -189,8 +217,9 @@ def load_base(fn_cost: dict[int, int], syms: list[tuple[int, int, str]]) -> int:
 
 def object_costs(text: str, syms: list[tuple[int, int, str]]) -> Counter:
     """Self cost per offset in the object, from one callgrind run."""
-    cost, fn_cost = parse_callgrind(text)
-    base = load_base(fn_cost, syms)
+    profile = parse_callgrind(text)
+    cost = profile.by_address
+    base = load_base(profile.jit_functions(), syms)
     end = max(off + size for off, size, _ in syms)
     return Counter({a - base: v for a, v in cost.items() if 0 <= a - base < end})
 
@@ -246,8 +275,9 @@ def group_of(chain: list[str]) -> str:
 def child_env() -> dict[str, str]:
     """The children's environment: a fixed hash seed, so the two runs of a count differ
     only by their extra steps (with random seeds, dict and set work differs by millions
-    of instructions, the size of a step's count)."""
-    return {**os.environ, "PYTHONHASHSEED": "0"}
+    of instructions, the size of a step's count), and no OpenBLAS threads (NumPy's, idle,
+    whose spinning callgrind counts: ~4 instructions per SM83 instruction of PyBoy's)."""
+    return {**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"}
 
 
 def callgrind(backend: str, rom: str, steps: int, tmp: Path) -> tuple[str, dict]:
@@ -264,7 +294,8 @@ def callgrind(backend: str, rom: str, steps: int, tmp: Path) -> tuple[str, dict]
 
 
 def count_rom(rom: str, backend: str, warmup: int, steps: int, per_frame: float) -> list[dict]:
-    """The count row (and for warp-cpu the breakdown rows) of ``backend`` on ``rom``."""
+    """The count row of ``backend`` on ``rom``, then its breakdown rows: for warp-cpu by the
+    function the CPU loop calls, for PyBoy its costliest functions (``PYBOY_TOP``)."""
     with tempfile.TemporaryDirectory() as d:
         text0, _ = callgrind(backend, rom, warmup, Path(d))
         text1, report = callgrind(backend, rom, warmup + steps, Path(d))
@@ -292,8 +323,12 @@ def count_rom(rom: str, backend: str, warmup: int, steps: int, per_frame: float)
         groups: Counter = Counter()
         for a, chain in inline_chains(obj, hot).items():
             groups[group_of(chain)] += c[a]
-        for group, v in groups.most_common():
-            rows.append(common | {"kind": "breakdown", "group": group, "per_sm83": v / sm83})
+    else:
+        groups = parse_callgrind(text1).by_function
+        groups.subtract(parse_callgrind(text0).by_function)
+        groups = Counter({cython_name(k): v for k, v in groups.most_common(PYBOY_TOP)})
+    for group, v in groups.most_common():
+        rows.append(common | {"kind": "breakdown", "group": group, "per_sm83": v / sm83})
     return rows
 
 
@@ -346,15 +381,21 @@ def summary_lines(rows: list[dict], ns: dict[str, dict[str, float]]) -> list[str
             t = ns.get(rom, {}).get(backend)
             cells.append(f"{v / t:.1f}" if v and t else "-")
         lines.append(f"| {rom} | " + " | ".join(cells) + " |")
+    titles = {"warp-cpu": "by the function the CPU loop calls", "pyboy": "its costliest functions"}
     for rom in roms:
-        parts = [r for r in rows if r["kind"] == "breakdown" and r["rom"] == rom]
-        if not parts:
-            continue
-        lines += ["", f"## warp-cpu on {rom}: by the function the CPU loop calls", ""]
-        lines += ["| function | x86 instructions / SM83 instruction |", "|---|---:|"]
-        lines += [
-            f"| `{r['group']}` | {r['per_sm83']:.2f} |" for r in parts if r["per_sm83"] >= 0.05
-        ]
+        for backend, title in titles.items():
+            parts = [
+                r
+                for r in rows
+                if r["kind"] == "breakdown" and r["rom"] == rom and r["backend"] == backend
+            ]
+            if not parts:
+                continue
+            lines += ["", f"## {backend} on {rom}: {title}", ""]
+            lines += ["| function | x86 instructions / SM83 instruction |", "|---|---:|"]
+            lines += [
+                f"| `{r['group']}` | {r['per_sm83']:.2f} |" for r in parts if r["per_sm83"] >= 0.05
+            ]
     return lines
 
 
@@ -369,14 +410,15 @@ def write_plot(rows: list[dict], out_dir: Path) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    roms = list(dict.fromkeys(r["rom"] for r in rows if r["kind"] == "breakdown"))
+    warp = [r for r in rows if r["kind"] == "breakdown" and r["backend"] == "warp-cpu"]
+    roms = list(dict.fromkeys(r["rom"] for r in warp))
     if not roms:
         return None
-    groups = list(dict.fromkeys(r["group"] for r in rows if r["kind"] == "breakdown"))
+    groups = list(dict.fromkeys(r["group"] for r in warp))
     color = {g: plt.get_cmap("tab20")(k % 20) for k, g in enumerate(groups)}
     fig, ax = plt.subplots(figsize=(8, 4))
     for k, rom in enumerate(roms):
-        parts = [r for r in rows if r["kind"] == "breakdown" and r["rom"] == rom]
+        parts = [r for r in warp if r["rom"] == rom]
         bottom = 0.0
         for r in parts[:8]:
             ax.bar(2 * k, r["per_sm83"], 0.8, bottom=bottom, color=color[r["group"]])

@@ -40,9 +40,16 @@ totals: 1076
 
 
 def test_parse_callgrind_self_costs():
-    cost, fn_cost = ic.parse_callgrind(CALLGRIND)
-    assert cost == {0x40001000: 6, 0x40001004: 7, 0x40001009: 2, 0x40002000: 11, 0x7000: 50}
-    assert fn_cost == {0x40001000: 15, 0x40002000: 11}
+    profile = ic.parse_callgrind(CALLGRIND)
+    assert profile.by_address == {
+        0x40001000: 6,
+        0x40001004: 7,
+        0x40001009: 2,
+        0x40002000: 11,
+        0x7000: 50,
+    }
+    assert profile.by_function == {"0x0000000040001000": 15, "0x0000000040002000": 11, "memcpy": 50}
+    assert profile.jit_functions() == {0x40001000: 15, 0x40002000: 11}
     assert ic.total_cost(CALLGRIND) == 1076
     with pytest.raises(ValueError, match="summary"):
         ic.total_cost("events: Ir\n")
@@ -75,6 +82,14 @@ def test_group_of_inlined_chains():
     assert ic.group_of(["memcpy"]) == "other"
 
 
+def test_cython_names():
+    assert ic.cython_name("__pyx_f_5pyboy_4core_3cpu_3CPU_tick") == "pyboy.core.cpu.CPU.tick"
+    assert ic.cython_name("__pyx_f_5pyboy_4core_7opcodes_execute_opcode") == (
+        "pyboy.core.opcodes.execute_opcode"
+    )
+    assert ic.cython_name("memcpy") == "memcpy"
+
+
 def test_count_flags_replace_native():
     flags = ic.count_flags("-march=native -mllvm=-inline-threshold=9000")
     assert flags.split()[:2] == ["-target-cpu", ic.COUNT_TARGET]
@@ -93,11 +108,26 @@ def test_summary_lines_ratio_and_retired_per_ns():
             "per_sm83": 150.0,
             "kernel_per_sm83": 149.5,
         },  # fmt: skip
-        {"kind": "breakdown", "rom": "a.gb", "group": "fetch", "per_sm83": 20.0},
+        {
+            "kind": "breakdown",
+            "rom": "a.gb",
+            "backend": "warp-cpu",
+            "group": "fetch",
+            "per_sm83": 20.0,
+        },
+        {
+            "kind": "breakdown",
+            "rom": "a.gb",
+            "backend": "pyboy",
+            "group": "pyboy.core.cpu.CPU.tick",
+            "per_sm83": 30.0,
+        },  # fmt: skip
     ]
     text = "\n".join(ic.summary_lines(rows, {"a.gb": {"pyboy": 5.0, "warp-cpu": 6.0}}))
     assert "| a.gb | 100.0 | 150.0 | 149.5 | 1.50 | 20.0 | 25.0 |" in text
-    assert "| `fetch` | 20.00 |" in text
+    assert "## warp-cpu on a.gb: by the function the CPU loop calls" in text
+    assert "## pyboy on a.gb: its costliest functions" in text
+    assert text.index("| `fetch` | 20.00 |") < text.index("| `pyboy.core.cpu.CPU.tick` | 30.00 |")
 
 
 @pytest.mark.slow
