@@ -68,19 +68,9 @@ def run_child(backend: str, rom: str, steps: int) -> dict:
         import warp as wp
 
         wp.config.cpu_compiler_flags = count_flags(wp.config.cpu_compiler_flags or "")
-    from bench.cpu_profile import BACKENDS as PROFILE_BACKENDS
-    from gbxcule.backends.registry import make_backend
+    from bench.cpu_profile import profile_backend
 
-    name, options = PROFILE_BACKENDS[backend]
-    env = make_backend(
-        name,
-        rom,
-        num_envs=1,
-        frames_per_step=FRAMES_PER_STEP,
-        release_after_frames=8,
-        action_codec="pokemonred_puffer_v1",
-        **options,
-    )
+    env = profile_backend(backend, rom)
     try:
         env.reset(seed=0)
         actions = np.random.default_rng(0).integers(0, 7, size=(steps, 1), dtype=np.int64)
@@ -280,13 +270,17 @@ def child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"}
 
 
+def child_command(backend: str, rom: str, steps: int) -> list[str]:
+    """The command of a child running ``steps`` steps (``run_child``)."""
+    return [sys.executable, "-m", "bench.cpu_instr_count", "--child", backend, rom, str(steps)]
+
+
 def callgrind(backend: str, rom: str, steps: int, tmp: Path) -> tuple[str, dict]:
     """One child under callgrind: its output file's text and the child's report."""
     out = tmp / f"cg.{backend}.{steps}.out"
     report = tmp / f"report.{backend}.{steps}.json"
     cmd = ["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={out}"]
-    cmd += [sys.executable, "-m", "bench.cpu_instr_count", "--child", backend, rom, str(steps)]
-    cmd += ["--report", str(report)]
+    cmd += [*child_command(backend, rom, steps), "--report", str(report)]
     done = subprocess.run(cmd, capture_output=True, text=True, env=child_env())
     if done.returncode != 0:
         raise RuntimeError(f"{backend} under valgrind failed:\n{done.stderr[-3000:]}")
@@ -335,8 +329,7 @@ def count_rom(rom: str, backend: str, warmup: int, steps: int, per_frame: float)
 def native_build(rom: str) -> None:
     """Build the counted step kernel natively (one short child), so the children under
     Valgrind find it in the cache."""
-    cmd = [sys.executable, "-m", "bench.cpu_instr_count", "--child", "warp-cpu", rom, "1"]
-    subprocess.run(cmd, check=True, capture_output=True)
+    subprocess.run(child_command("warp-cpu", rom, 1), check=True, capture_output=True)
 
 
 def cpu_profile_ns(rom: str, path: Path) -> dict[str, float]:

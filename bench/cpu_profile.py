@@ -268,12 +268,13 @@ BACKENDS = {
 }
 
 
-def time_backend(label: str, rom: str, steps: int, seed: int = 0) -> float:
-    """Seconds for ``steps`` steps of 24 frames at 1 env (after 2 warm-up steps)."""
+def profile_backend(label: str, rom: str):
+    """Backend ``label`` (``BACKENDS``) on ``rom`` as the profile runs it: 1 env, 24
+    frames/step, buttons released after 8 (also bench/cpu_instr_count.py's children)."""
     from gbxcule.backends.registry import make_backend
 
     name, options = BACKENDS[label]
-    env = make_backend(
+    return make_backend(
         name,
         rom,
         num_envs=1,
@@ -282,6 +283,11 @@ def time_backend(label: str, rom: str, steps: int, seed: int = 0) -> float:
         action_codec="pokemonred_puffer_v1",
         **options,
     )
+
+
+def time_backend(label: str, rom: str, steps: int, seed: int = 0) -> float:
+    """Seconds for ``steps`` steps of 24 frames at 1 env (after 2 warm-up steps)."""
+    env = profile_backend(label, rom)
     try:
         env.reset(seed=seed)
         actions = np.random.default_rng(seed).integers(0, 7, size=(steps + 2, 1), dtype=np.int64)
