@@ -71,32 +71,31 @@ def run_child(backend: str, rom: str, steps: int) -> dict:
     from bench.cpu_profile import profile_backend
 
     env = profile_backend(backend, rom)
+    out: dict = {"backend": backend, "steps": steps}
     try:
         env.reset(seed=0)
         actions = np.random.default_rng(0).integers(0, 7, size=(steps, 1), dtype=np.int64)
         for k in range(steps):
             env.step(actions[k])
+        if backend == "warp-cpu":
+            out["object"] = str(step_object(env._step_kernel().module))
     finally:
         env.close()
-    out: dict = {"backend": backend, "steps": steps}
-    if backend == "warp-cpu":
-        out["object"] = str(step_object())
     return out
 
 
-def step_object() -> Path:
-    """The CPU object of the loaded plain step kernel's module."""
+def step_object(module) -> Path:
+    """The CPU object of the loaded Warp ``module`` (the backend's step kernel's)."""
     import warp as wp
 
-    module = wp.get_module("gbxcule.kernels.step")
     execs = list(module.execs.values())
     if not execs:
-        raise RuntimeError("the step kernel was not loaded")
+        raise RuntimeError(f"{module.name} was not loaded")
     h = execs[0].module_hash
     short = (h.hex() if isinstance(h, bytes) else str(h))[:7]
     if wp.config.kernel_cache_dir is None:
         raise RuntimeError("Warp has no kernel cache directory")
-    folder = Path(wp.config.kernel_cache_dir) / f"wp_gbxcule.kernels.step_{short}"
+    folder = Path(wp.config.kernel_cache_dir) / f"wp_{module.name}_{short}"
     objects = sorted(folder.glob("*.o"))
     if len(objects) != 1:
         raise RuntimeError(f"expected one object in {folder}, found {len(objects)}")

@@ -172,7 +172,8 @@ def build_module(module_name: str, ptxas: str, ptx_version: str, work: Path) -> 
 
 # The GPU budget of issue #15: the step kernel's hot path lives in registers. Checked with
 # --budget (exit 1 when broken) on the step kernel CUDA launches (kernels/step_cuda.py, the
-# GPU shape; kernels/step.py is the CPU's inlined shape) and kept in its row.
+# GPU shape; kernels/step.py is the inlined shape, kernels/step_cpu.py the CPU's own and
+# not built for CUDA) and kept in its row.
 BUDGET_MODULE = "gbxcule.kernels.step_cuda"
 BUDGET_ENTRY = "step_kernel"
 BUDGET_STACK = 2048  # bytes of stack frame, step_kernel

@@ -78,7 +78,8 @@ def measure(n: int, steps: int, rounds: int, threads: int | None, sym: Path) -> 
     try:
         b.reset(seed=0)
         t0 = time.perf_counter()
-        module = step_kernel_variant(hooks=True).module  # built here on the first call
+        # built here on the first call
+        module = step_kernel_variant(hooks=True, opcode_dispatch=b.opcode_dispatch).module
         if module.execs:
             state = "loaded before"
         elif any(Path(str(wp.config.kernel_cache_dir)).glob(f"wp_{module.name}_*")):

@@ -37,11 +37,13 @@ def test_tuned_adds_its_flags_to_warps_own_and_plain_is_warps_default(monkeypatc
 
 
 def test_every_step_module_is_built_with_the_current_codegen():
+    import gbxcule.kernels.step_cpu as step_cpu
     import gbxcule.kernels.step_cuda as step_cuda
     from gbxcule.kernels.step import step_kernel, step_kernel_variant
 
     flags = codegen.step_module_options()["cpu_compiler_flags"]
-    for kernel in (step_kernel, step_cuda.step_kernel, step_kernel_variant(hooks=True)):
+    kernels = (step_kernel, step_cpu.step_kernel, step_cuda.step_kernel)
+    for kernel in (*kernels, step_kernel_variant(hooks=True, opcode_dispatch=True)):
         assert kernel.module.options["cpu_compiler_flags"] == flags
     if codegen.cpu_codegen() == "tuned":
         assert codegen.CPU_TUNING_FLAGS in flags
@@ -67,7 +69,7 @@ def _run_busy_rom(steps: int = 3):
         env.reset(seed=0)
         for k in range(steps):
             env.step(np.array([k % 3, 1], dtype=np.int64))
-        module_hash = wp.get_module("gbxcule.kernels.step").get_module_hash()
+        module_hash = env._step_kernel().module.get_module_hash()
         state = [(env.get_cpu_state(e), env.read_memory(e, 0x8000, 0x10000)) for e in range(2)]
         return module_hash, state
     finally:
@@ -75,12 +77,12 @@ def _run_busy_rom(steps: int = 3):
 
 
 def test_switching_the_codegen_rebuilds_the_step_kernel_with_the_same_results(restore_codegen):
-    import gbxcule.kernels.step  # noqa: F401 - the module whose options the switch sets
+    import gbxcule.kernels.step_cpu  # noqa: F401 - the module whose options the switch sets
 
     runs = {}
     for name in ("plain", "tuned"):
         codegen.set_cpu_codegen(name)
-        options = wp.get_module("gbxcule.kernels.step").options
+        options = wp.get_module("gbxcule.kernels.step_cpu").options
         tuned = codegen.CPU_TUNING_FLAGS in (options["cpu_compiler_flags"] or "")
         assert tuned == (name == "tuned")
         runs[name] = _run_busy_rom()

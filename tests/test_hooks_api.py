@@ -138,10 +138,10 @@ def _generated_funcs(module) -> set[str]:
 
 
 def test_hooked_variant_is_a_module_of_its_own(tmp_path: Path) -> None:
-    """The plain step module holds only the plain kernel and generates no hook code; building
-    and running the hooked variant neither touches it (no re-hash: Warp would reload it if
-    its hash changed) nor adds to it."""
-    plain = wp.get_module("gbxcule.kernels.step")
+    """The CPU's step module (kernels/step_cpu.py) holds only its kernel and generates no
+    hook code; building and running the hooked variant neither touches it (no re-hash: Warp
+    would reload it if its hash changed) nor adds to it."""
+    plain = step_kernel_variant(opcode_dispatch=True).module
     with WarpVecCpuBackend(banked_rom(tmp_path), num_envs=1, threads=1, frames_per_step=1) as b:
         b.step(np.zeros(1, np.int32))
         hasher, execs = plain.hashers[1], dict(plain.execs)
@@ -151,8 +151,8 @@ def test_hooked_variant_is_a_module_of_its_own(tmp_path: Path) -> None:
         b.set_hooks([])
         b.step(np.zeros(1, np.int32))
     assert plain.hashers.get(1) is hasher and plain.execs == execs
-    hooked = step_kernel_variant(hooks=True)
-    assert step_kernel_variant() is step_kernel and step_kernel_variant(hooks=True) is hooked
+    hooked = step_kernel_variant(hooks=True, opcode_dispatch=True)
+    assert step_kernel_variant() is step_kernel and b._step_kernel() is not hooked
     assert hooked.key == step_kernel.key == "step_kernel" and hooked.module is not plain
     assert list(plain.kernels) == ["step_kernel"]
     hook_funcs = {"hook_at", "hook_reached", "hooks_step_start"}

@@ -1,4 +1,6 @@
-"""The GPU-shaped step kernel (kernels/step_cuda.py) gives exactly what the inlined one gives.
+"""The step kernel's shapes give exactly the same machine: the CPU's (kernels/step_cpu.py,
+the inlined shape dispatching by opcode), the plain inlined one (the field decode alone)
+and the GPU's (kernels/step_cuda.py).
 
 The CUDA backends launch ``StepFeatures(units_out_of_line=True)``; no GPU runs here, so
 this runs that shape on the CPU device (``units_out_of_line=True``) beside the default
@@ -6,7 +8,9 @@ shape and compares every per-env array of the machine after every step, on ROMs 
 reach each unit it keeps out of line: interrupts (``check_interrupts``), code in HRAM
 and WRAM (``fetch_outside_rom``: OAM DMA routines, ``flow``), the general decode
 (HALT, EI/RETI, CB on [HL], and in the GPU shape every fast memory opcode whose access
-is not plain WRAM/HRAM), the unit syncs and the quiet-HALT loop, mapper writes.
+is not plain WRAM/HRAM), the unit syncs and the quiet-HALT loop, mapper writes. The
+plain inlined shape runs beside them (``opcode_dispatch=False``): each of the CPU
+dispatch's 256 copies of the fast paths must do what the field decode does.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import pytest
 
 from bench.roms.build import get_rom
 from bench.roms.spec import spec_rom_file
+from gbxcule.backends.checks import check_opcode_dispatch
 from gbxcule.backends.warp_base import per_env_arrays
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
 from gbxcule.kernels.step import StepFeatures, step_kernel, step_kernel_variant
@@ -46,34 +51,46 @@ def machine_state(backend) -> dict[str, np.ndarray]:
     return {name: arr.numpy().copy() for name, arr in per_env_arrays(backend.machine)}
 
 
+SHAPES = {  # label: the backend's step kernel options
+    "cpu dispatch": {},
+    "inlined, field decode": {"opcode_dispatch": False},
+    "gpu shape": {"units_out_of_line": True},
+}
+
+
 def assert_shapes_agree(rom: str, label: str, steps: int, envs: int, seed: int) -> None:
-    """Both shapes on the CPU, the same random buttons per env, every per-env array equal
-    after every step."""
+    """Every shape on the CPU, the same random buttons per env, every per-env array equal
+    to the CPU dispatch's after every step."""
     kwargs = dict(num_envs=envs, threads=1, frames_per_step=4, release_after_frames=2)
     runs = [
-        WarpVecCpuBackend(rom, action_codec="buttons", units_out_of_line=shape, **kwargs)
-        for shape in (False, True)
+        WarpVecCpuBackend(rom, action_codec="buttons", **shape, **kwargs)
+        for shape in SHAPES.values()
     ]
-    assert runs[0]._step_kernel() is step_kernel
-    assert runs[1]._step_kernel() is step_kernel_variant(units_out_of_line=True)
+    assert runs[0]._step_kernel() is step_kernel_variant(opcode_dispatch=True)
+    assert runs[1]._step_kernel() is step_kernel
+    assert runs[2]._step_kernel() is step_kernel_variant(units_out_of_line=True)
     rng = np.random.default_rng(seed)
     try:
         for step in range(steps):
             buttons = rng.integers(0, 256, size=envs)
             for backend in runs:
                 backend.step(buttons)
-            inlined, outlined = (machine_state(b) for b in runs)
-            for field, value in inlined.items():
-                if not np.array_equal(value, outlined[field]):
-                    bad = np.argwhere(value != outlined[field])[0]
-                    pytest.fail(f"{label} step {step}: {field} differs first at {tuple(bad)}")
+            states = [machine_state(b) for b in runs]
+            for shape, state in zip(list(SHAPES)[1:], states[1:], strict=True):
+                for field, value in states[0].items():
+                    if not np.array_equal(value, state[field]):
+                        bad = np.argwhere(value != state[field])[0]
+                        pytest.fail(
+                            f"{label} step {step}: {field} of the {shape} differs from the "
+                            f"cpu dispatch's first at {tuple(bad)}"
+                        )
     finally:
         for backend in runs:
             backend.close()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_gpu_shape_equals_the_inlined_shape(name):
+def test_shapes_agree(name):
     assert_shapes_agree(rom_path(name), name, CASES[name], envs=4, seed=len(name) + 7)
 
 
@@ -89,7 +106,29 @@ def test_shape_defaults_and_modules():
         WarpVecCpuBackend(str(spec_rom_file(get_rom("flow"))), units_out_of_line="yes")
 
 
-def test_gpu_shape_equals_the_inlined_shape_on_every_suite_rom():
+def test_cpu_dispatch_defaults_module_and_bad_options():
+    assert StepFeatures(opcode_dispatch=True).module == "gbxcule.kernels.step_cpu"
+    assert StepFeatures(hooks=True, opcode_dispatch=True).module == "unique"
+    with pytest.raises(ValueError, match="units_out_of_line"):
+        StepFeatures(opcode_dispatch=True, units_out_of_line=True)
+    from gbxcule.kernels import step_cpu
+
+    assert step_cpu.step_kernel is step_kernel_variant(opcode_dispatch=True)
+    assert step_cpu.step_kernel.module.name == "gbxcule.kernels.step_cpu"
+    assert check_opcode_dispatch(None, is_cuda=False, units_out_of_line=False) is True
+    assert check_opcode_dispatch(None, is_cuda=False, units_out_of_line=True) is False
+    assert check_opcode_dispatch(None, is_cuda=True, units_out_of_line=False) is False
+    assert check_opcode_dispatch(False, is_cuda=False, units_out_of_line=False) is False
+    with pytest.raises(ValueError, match="CPU device"):
+        check_opcode_dispatch(True, is_cuda=True, units_out_of_line=False)
+    rom = str(spec_rom_file(get_rom("flow")))
+    with pytest.raises(ValueError, match="inlined shape"):
+        WarpVecCpuBackend(rom, units_out_of_line=True, opcode_dispatch=True)
+    with pytest.raises(TypeError, match="opcode_dispatch"):
+        WarpVecCpuBackend(rom, opcode_dispatch=1)
+
+
+def test_shapes_agree_on_every_suite_rom():
     """Every micro ROM of the suite (52), 25 steps of 4 frames, 3 envs with their own random
     buttons, every per-env array after every step (~6 s)."""
     from bench.roms.build import all_roms

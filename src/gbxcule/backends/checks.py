@@ -67,6 +67,21 @@ def check_step_config(num_envs: int, frames_per_step: int, release_after_frames:
     return int(release_after_frames)
 
 
+def check_opcode_dispatch(opcode_dispatch: Any, is_cuda: bool, units_out_of_line: bool) -> bool:
+    """Whether the step kernel dispatches by opcode (``kernels/step_cpu.py``): by default
+    wherever the CPU runs the inlined shape; ``True`` elsewhere is a ``ValueError`` (the
+    GPU shape has no such dispatch, and NVRTC cannot build it)."""
+    if opcode_dispatch is None:
+        return not is_cuda and not units_out_of_line
+    if not isinstance(opcode_dispatch, bool):
+        raise TypeError(f"opcode_dispatch must be None, True or False, got {opcode_dispatch!r}")
+    if opcode_dispatch and is_cuda:
+        raise ValueError("opcode_dispatch=True is for the CPU device (NVRTC cannot build it)")
+    if opcode_dispatch and units_out_of_line:
+        raise ValueError("opcode_dispatch=True needs the inlined shape (units_out_of_line=False)")
+    return opcode_dispatch
+
+
 def check_env(env: Any, num_envs: int) -> int:
     if isinstance(env, bool) or not isinstance(env, (int, np.integer)):
         raise TypeError(f"env must be an int, got {type(env).__name__}")

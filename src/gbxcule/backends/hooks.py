@@ -169,7 +169,9 @@ class HooksMixin:
         from gbxcule.kernels.step import step_kernel_variant
 
         return step_kernel_variant(
-            hooks=bool(self._hooks), units_out_of_line=self.units_out_of_line
+            hooks=bool(self._hooks),
+            units_out_of_line=self.units_out_of_line,
+            opcode_dispatch=self.opcode_dispatch,
         )
 
     def hook_hits_torch(self) -> torch.Tensor:

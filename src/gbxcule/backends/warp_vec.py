@@ -18,6 +18,7 @@ import warp as wp
 from gbxcule.asm.bootrom import BOOT_MAX_FRAMES, boot_image, check_boot
 from gbxcule.backends.checks import (
     check_env,
+    check_opcode_dispatch,
     check_positive_int,
     check_range,
     check_seed,
@@ -87,11 +88,17 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
         allow_bad_logo: bool = False,
         boot: str = "fast",
         units_out_of_line: bool | None = None,
+        opcode_dispatch: bool | None = None,
     ) -> None:
         """``units_out_of_line``: the step kernel's shape (``kernels/step.py``'s
         ``StepFeatures``): ``None`` (default) the device's own, out of line on CUDA
         (``kernels/step_cuda.py``) and inlined on the CPU; ``True``/``False`` force one, for
         timing both shapes on both devices. Same results either way.
+
+        ``opcode_dispatch``: the inlined shape with each base opcode dispatched to its own
+        copy of the fast paths (``kernels/step_cpu.py``); ``None`` (default) on wherever
+        the CPU runs the inlined shape, ``False`` the field decode alone (for timing both).
+        The CPU device only. Same results either way.
 
         ``boot``: which boot ROM ``reset()`` runs from power-on (``gbxcule.asm.bootrom``):
         ``"fast"`` (default; our goldens, PyBoy backend default), ``"dmg"`` (a real DMG's
@@ -113,6 +120,9 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
             )
         self.units_out_of_line = (
             wp.get_device(device).is_cuda if units_out_of_line is None else units_out_of_line
+        )
+        self.opcode_dispatch = check_opcode_dispatch(
+            opcode_dispatch, wp.get_device(device).is_cuda, self.units_out_of_line
         )
         self.mem_layout = mem_layout
         joypad_slots(frames_per_step, release_after_frames)
@@ -199,7 +209,9 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
         self._serial = [bytearray() for _ in range(self.num_envs)]
         self._launch_all(power_on)
         frames = BOOT_MAX_FRAMES[self.boot]
-        boot = step_kernel_variant(units_out_of_line=self.units_out_of_line)
+        boot = step_kernel_variant(
+            units_out_of_line=self.units_out_of_line, opcode_dispatch=self.opcode_dispatch
+        )
         self._slices.launch(
             boot,
             [self._step_machine, PerEnv(self._buttons), frames, 0, 0, POST_BOOT_PC],

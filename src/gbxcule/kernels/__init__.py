@@ -14,3 +14,6 @@ KERNEL_MODULES = {
     "gbxcule.kernels.debug_access": "",
     "gbxcule.kernels.run_cpu": "",
 }
+# The modules with a kernel built for the CPU device only (not for sm_90): the CPU's step
+# dispatch by opcode, on whose 256 copies of the fast paths NVRTC runs out of memory.
+CPU_ONLY_KERNEL_MODULES = {"gbxcule.kernels.step_cpu": "step_kernel"}

@@ -28,8 +28,9 @@ import warp as wp
 CPU_TUNING_FLAGS = "-mllvm -min-jump-table-entries=5"
 CODEGEN_ENV = "GBXCULE_CPU_CODEGEN"
 CODEGENS = ("tuned", "plain")
-# the Warp modules of the plain step kernel and of the GPU shape (kernels/step_cuda.py)
-STEP_MODULES = ("gbxcule.kernels.step", "gbxcule.kernels.step_cuda")
+# the Warp modules of the plain step kernel, the GPU shape (kernels/step_cuda.py) and the
+# CPU's dispatch (kernels/step_cpu.py)
+STEP_MODULES = ("gbxcule.kernels.step", "gbxcule.kernels.step_cuda", "gbxcule.kernels.step_cpu")
 
 
 def check_codegen(name: str) -> str:

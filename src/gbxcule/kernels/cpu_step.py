@@ -5,7 +5,8 @@ The CPU's shape inlines everything; the GPU's (kernels/step_cuda.py) keeps the r
 paths out of line (code fetched outside ROM, the general phases, and the fast memory
 path's accesses that are not plain WRAM/HRAM, which go the general way), so the
 instruction loop's registers are not spent on them. Both give the same results
-(tests/test_step_shapes.py).
+(tests/test_step_shapes.py). The CPU device's own kernel (kernels/step_cpu.py) also
+dispatches each base opcode to its own copy of the fast paths (``fast_by_opcode``).
 """
 
 from __future__ import annotations
@@ -42,7 +43,46 @@ def cpu_execute(m: wp.ref[Machine], i: int) -> int:
     return bail
 
 
-def make_cpu_step(out_of_line: bool = False, module: str | None = None):
+def make_fast_paths(fast_mem, module: str | None):
+    """The base opcodes' fast paths: ``cpu_fast``, then ``fast_mem`` (T-cycles | bail << 8,
+    0 if neither runs ``op``)."""
+
+    @wp.func(inline=True, module=module)
+    def fast_paths(
+        m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, n1: int, n16: int
+    ) -> int:
+        fast = cpu_fast(regs, op, n1, n16)
+        if fast == 0:
+            fast = wp.static(fast_mem)(m, i, regs, op, n1, n16)
+        return fast
+
+    return fast_paths
+
+
+def make_fast_by_opcode(fast_paths, module: str | None):
+    """``fast_paths`` with the opcode a constant: one copy per base opcode, picked by the
+    opcode's value. The fast paths still decode by fields; in each copy clang folds that
+    decode away (the opcode is known), leaving the opcode's own work, and it turns the 256
+    tests into one jump table. The CPU's step only (kernels/step_cpu.py): x86 instructions
+    per SM83 instruction on the busy ROM 128.7 -> ~106, time -17 %, the game-like ROM's
+    103 opcodes no faster (the one indirect jump mispredicts where the field decode's
+    branches did not); NVRTC runs out of memory on the 256 copies
+    (history/cpu-instruction-count.md)."""
+
+    @wp.func(inline=True, module=module)
+    def fast_by_opcode(
+        m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, n1: int, n16: int
+    ) -> int:
+        for hi in range(16):  # both loops unrolled (Warp's max_unroll is 16): a constant each
+            for lo in range(16):
+                if op == hi * 16 + lo:
+                    return wp.static(fast_paths)(m, i, regs, hi * 16 + lo, n1, n16)
+        return 0
+
+    return fast_by_opcode
+
+
+def make_cpu_step(out_of_line: bool = False, module: str | None = None, by_opcode: bool = False):
     """A ``cpu_step``: ``cpu_execute`` on registers held in ``regs`` (cycle counter
     included); memory gets the cycle count and HL before each bus access
     (kernels/cpu_regs.py).
@@ -52,10 +92,15 @@ def make_cpu_step(out_of_line: bool = False, module: str | None = None):
     fastest) or called as one out-of-line copy each (the GPU-shaped step in
     kernels/step.py: their registers then stay out of the instruction loop), the fast
     memory path then taking plain WRAM/HRAM accesses only (``cpu_fast_mem_direct``).
-    ``module``: the Warp module of a non-default one (``None``: this one)."""
+    ``module``: the Warp module of a non-default one (``None``: this one). ``by_opcode``
+    (the inlined shape only): the fast paths through ``fast_by_opcode``."""
+    if by_opcode and out_of_line:
+        raise ValueError("by_opcode is a dispatch of the inlined shape (out_of_line=False)")
     fetch_code = fetch_rom_or_outlined if out_of_line else fetch
     general = cpu_general_outlined if out_of_line else cpu_general
-    fast_mem = cpu_fast_mem_direct if out_of_line else cpu_fast_mem
+    fast_paths = make_fast_paths(cpu_fast_mem_direct if out_of_line else cpu_fast_mem, module)
+    if by_opcode:
+        fast_paths = make_fast_by_opcode(fast_paths, module)
 
     @wp.func(inline=True, name="cpu_step", module=module)  # +2 % on the CPU (A/B, 8 rounds)
     def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
@@ -68,9 +113,7 @@ def make_cpu_step(out_of_line: bool = False, module: str | None = None):
         if regs.ime_delay == 0 and m.cpu_fast_paths != 0:  # kernels/cpu_fast.py; none illegal
             fast = wp.int32(0)
             if cb == 0:
-                fast = cpu_fast(regs, op, n1, n16)
-                if fast == 0:
-                    fast = wp.static(fast_mem)(m, i, regs, op, n1, n16)
+                fast = wp.static(fast_paths)(m, i, regs, op, n1, n16)
             elif (n1 & 7) != 6:
                 fast = cpu_fast_cb(regs, n1)
             if fast != 0:

@@ -25,9 +25,11 @@ skipped (the backend reports them: ``locked_torch``/``locked_envs``). The same k
 runs the boot ROM at reset (``stop_pc``, see ``step_kernel``).
 
 Compile-time variants (``make_step_kernel``, ``StepFeatures``): ``step_kernel`` is the
-plain kernel, the only one in this Warp module (what the CPU backends launch); the GPU
-shape, ``units_out_of_line``, is kernels/step_cuda.py's (what the CUDA backends launch
-and the GPU budget of bench.cuda_build_report measures).
+plain kernel, the only one in this Warp module (the inlined shape with the field decode
+alone); the CPU backends launch kernels/step_cpu.py's, ``opcode_dispatch`` (the same with
+each base opcode dispatched to its own copy of the fast paths, CPU only); the GPU shape,
+``units_out_of_line``, is kernels/step_cuda.py's (what the CUDA backends launch and the
+GPU budget of bench.cuda_build_report measures).
 ``step_kernel_variant(hooks=True)`` builds, on first use, the same loop with event hooks
 compiled in (``kernels/hooks.py``): a hooked fetch ends the slice before the instruction
 and the CPU single-steps past it, as PyBoy's breakpoints do. It lives in a Warp module of
@@ -205,22 +207,36 @@ class StepFeatures:
     # not spent on them (sm_90 stack 15,048 -> 1,904 B, history/performance.md). The CPU
     # device runs the inlined shape 17-52 % faster, so it keeps it.
     units_out_of_line: bool = False
+    # The CPU's dispatch (what the CPU backends launch, kernels/step_cpu.py): the inlined
+    # shape with each base opcode handed to its own copy of the fast paths
+    # (kernels/cpu_step.py, make_fast_by_opcode). CPU only: NVRTC runs out of memory on it.
+    opcode_dispatch: bool = False
+
+    def __post_init__(self):
+        if self.opcode_dispatch and self.units_out_of_line:
+            raise ValueError("opcode_dispatch is the inlined shape's: not with units_out_of_line")
 
     @property
     def module(self) -> str | None:
         """The Warp module of the variant's kernel and funcs: this one (``None``) for the
-        plain kernel, ``gbxcule.kernels.step_cuda`` for the GPU shape alone (built and
-        reported like this one); any other variant one of its own (``"unique"``: named
-        by its hash), so building it neither adds to nor invalidates another module."""
+        plain kernel, ``gbxcule.kernels.step_cuda`` for the GPU shape alone and
+        ``gbxcule.kernels.step_cpu`` for the CPU's dispatch alone (built and reported like
+        this one); any other variant one of its own (``"unique"``: named by its hash), so
+        building it neither adds to nor invalidates another module."""
         if self == StepFeatures():
             return None
         if self == StepFeatures(units_out_of_line=True):
             return STEP_CUDA_MODULE
+        if self == StepFeatures(opcode_dispatch=True):
+            return STEP_CPU_MODULE
         return "unique"
 
     def units(self):
         """The functions this shape calls for: (cpu_step, check_interrupts, sync_units,
         halt_through_lcd), inlined or out-of-line copies."""
+        if self.opcode_dispatch:
+            step = make_cpu_step(module=self.module, by_opcode=True)
+            return step, check_interrupts, sync_units, halt_through_lcd
         if not self.units_out_of_line:
             return cpu_step, check_interrupts, sync_units, halt_through_lcd
         return (
@@ -232,6 +248,7 @@ class StepFeatures:
 
 
 STEP_CUDA_MODULE = "gbxcule.kernels.step_cuda"
+STEP_CPU_MODULE = "gbxcule.kernels.step_cpu"
 
 
 def make_step_kernel(features: StepFeatures):
@@ -439,11 +456,18 @@ def _make_kernel(features: StepFeatures, run_frame):
 step_kernel = make_step_kernel(StepFeatures())
 
 
-def step_kernel_variant(hooks: bool = False, units_out_of_line: bool = False):
+def step_kernel_variant(
+    hooks: bool = False, units_out_of_line: bool = False, opcode_dispatch: bool = False
+):
     """The step kernel with these features compiled in: ``step_kernel`` when none is, else
     the variant, built on the first call (one per feature set) and compiled on its first
     launch."""
-    return _variant(StepFeatures(hooks=bool(hooks), units_out_of_line=bool(units_out_of_line)))
+    features = StepFeatures(
+        hooks=bool(hooks),
+        units_out_of_line=bool(units_out_of_line),
+        opcode_dispatch=bool(opcode_dispatch),
+    )
+    return _variant(features)
 
 
 @functools.cache

@@ -4,7 +4,7 @@ The same frame loop as ``kernels/step.py``'s ``step_kernel`` (same source, same 
 with the units a slice calls rarely kept out of line so the instruction loop's registers
 are not spent on them; the CUDA backends launch it, and ``make test-cuda-build`` and
 ``bench.cuda_build_report`` (its GPU budget) build this module. The CPU device runs the
-inlined shape (``step_kernel``) faster and keeps it. See history/performance.md.
+inlined shape faster and keeps it (kernels/step_cpu.py). See history/performance.md.
 """
 
 from __future__ import annotations
