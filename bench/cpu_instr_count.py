@@ -246,14 +246,17 @@ def inline_chains(obj: Path, offsets: list[int]) -> dict[int, list[str]]:
 
 def group_of(chain: list[str]) -> str:
     """The function ``cpu_step`` calls (else ``cpu_tick``), from an innermost-first chain of
-    Warp's generated names (``fetch_0``, ``make_cpu_fast_mem__locals__cpu_fast_mem_0``)."""
-    names = [c for c in chain[::-1] if re.search(r"_0(\(|$)", c)]
-    names = [re.sub(r"\(.*", "", n).removesuffix("_0") for n in names]
+    Warp's generated names (``fetch_0``, ``make_cpu_fast_mem__locals__cpu_fast_mem_0``; a
+    variant's module numbers its own ``cpu_step_1``)."""
+    names = [c for c in chain[::-1] if re.search(r"_\d+(\(|$)", c)]
+    names = [re.sub(r"_\d+$", "", re.sub(r"\(.*", "", n)) for n in names]
     names = [re.sub(r"^_?make_\w*__locals__", "", n) for n in names]
     for anchor in ("cpu_step", "cpu_tick"):
         if anchor in names:
             k = names.index(anchor)
-            rest = [n for n in names[k + 1 :] if n not in ("cpu_tick", "cpu_step")]
+            rest = [n for n in names[k + 1 :] if n not in ("cpu_tick", "cpu_step", "fast_paths")]
+            if rest[:1] == ["fast_by_opcode"]:  # the CPU's dispatch: the fast path it runs
+                rest = rest[1:] or ["fast_by_opcode (itself)"]
             return rest[0] if rest else f"{anchor} (itself)"
     return names[0] if names else "other"
 

@@ -80,6 +80,18 @@ def test_group_of_inlined_chains():
     assert ic.group_of(sync) == "sync_units"
     assert ic.group_of(["cpu_tick_0(Machine*)"]) == "cpu_tick (itself)"
     assert ic.group_of(["memcpy"]) == "other"
+    # kernels/step_cpu.py's module numbers its funcs _1; its dispatch names the fast path
+    by_opcode = [
+        "alu8_0",
+        "cpu_fast_0",
+        "make_fast_paths__locals__fast_paths_1",
+        "make_fast_by_opcode__locals__fast_by_opcode_1",
+        "cpu_step_1",
+        "cpu_tick_1(Machine*)",
+    ]
+    assert ic.group_of(by_opcode) == "cpu_fast"
+    assert ic.group_of(by_opcode[3:]) == "fast_by_opcode (itself)"
+    assert ic.group_of(["cpu_step_1", "cpu_tick_1(Machine*)"]) == "cpu_step (itself)"
 
 
 def test_cython_names():
