@@ -148,11 +148,13 @@ def test_hooked_variant_is_a_module_of_its_own(tmp_path: Path) -> None:
         b.set_hooks(["Bank1Loop"])
         b.step(np.zeros(1, np.int32))
         assert int(b.hook_hits_torch().sum()) > 0
+        hooked = b._step_kernel()
         b.set_hooks([])
         b.step(np.zeros(1, np.int32))
+        assert b._step_kernel().module is plain
     assert plain.hashers.get(1) is hasher and plain.execs == execs
-    hooked = step_kernel_variant(hooks=True, opcode_dispatch=True)
-    assert step_kernel_variant() is step_kernel and b._step_kernel() is not hooked
+    assert hooked is step_kernel_variant(hooks=True, opcode_dispatch=True)
+    assert step_kernel_variant() is step_kernel
     assert hooked.key == step_kernel.key == "step_kernel" and hooked.module is not plain
     assert list(plain.kernels) == ["step_kernel"]
     hook_funcs = {"hook_at", "hook_reached", "hooks_step_start"}

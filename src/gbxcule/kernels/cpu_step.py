@@ -63,10 +63,10 @@ def make_fast_by_opcode(fast_paths, module: str | None):
     """``fast_paths`` with the opcode a constant: one copy per base opcode, picked by the
     opcode's value. The fast paths still decode by fields; in each copy clang folds that
     decode away (the opcode is known), leaving the opcode's own work, and it turns the 256
-    tests into one jump table. The CPU's step only (kernels/step_cpu.py): x86 instructions
-    per SM83 instruction on the busy ROM 128.7 -> ~106, time -17 %, the game-like ROM's
-    103 opcodes no faster (the one indirect jump mispredicts where the field decode's
-    branches did not); NVRTC runs out of memory on the 256 copies
+    tests into jump tables. The CPU's step only (kernels/step_cpu.py): x86 instructions
+    per SM83 instruction on the busy ROM 128.7 -> 99.4, time -17.8 %; the game-like ROM
+    141.4 -> 117.5 but no faster (its 103 opcodes make the indirect jump mispredict where
+    the field decode's branches did not); NVRTC runs out of memory on the 256 copies
     (history/cpu-instruction-count.md)."""
 
     @wp.func(inline=True, module=module)

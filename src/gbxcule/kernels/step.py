@@ -219,10 +219,10 @@ class StepFeatures:
     @property
     def module(self) -> str | None:
         """The Warp module of the variant's kernel and funcs: this one (``None``) for the
-        plain kernel, ``gbxcule.kernels.step_cuda`` for the GPU shape alone and
-        ``gbxcule.kernels.step_cpu`` for the CPU's dispatch alone (built and reported like
-        this one); any other variant one of its own (``"unique"``: named by its hash), so
-        building it neither adds to nor invalidates another module."""
+        plain kernel, ``gbxcule.kernels.step_cuda`` for the GPU shape alone (built for
+        sm_90 and reported like this one), ``gbxcule.kernels.step_cpu`` for the CPU's
+        dispatch alone (CPU only); any other variant one of its own (``"unique"``: named by
+        its hash), so building it neither adds to nor invalidates another module."""
         if self == StepFeatures():
             return None
         if self == StepFeatures(units_out_of_line=True):
