@@ -183,11 +183,17 @@ def setup(timeout_s: float = 300.0) -> DistContext:
     return DistContext(rank=rank, world_size=world, local_rank=local, backend=backend)
 
 
-def teardown(ctx: DistContext) -> None:
+def teardown(ctx: DistContext, finished: bool = False) -> None:
+    """Leave the process group. ``finished`` (every rank got to the end): wait for the
+    others first, so no rank destroys its group and exits while a peer still uses it (a
+    rank 1 aborted at exit that way, once, under CI's load: "terminate called without an
+    active exception"). Not on an error path, where a peer may never arrive."""
     if ctx.active:
         import torch.distributed as dist
 
         if dist.is_initialized():
+            if finished:
+                dist.barrier()
             dist.destroy_process_group()
 
 

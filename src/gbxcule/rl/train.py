@@ -99,11 +99,14 @@ def train(
     invocation (a resumed run keeps its config otherwise). Under torchrun, every rank
     calls this with the same arguments."""
     ctx = distributed.setup(_timeout_s(cfg, resume))
+    finished = False
     try:
         distributed.install_sigterm(ctx)
-        return _train(ctx, cfg, out, resume, minutes, on_update, argv)
+        run = _train(ctx, cfg, out, resume, minutes, on_update, argv)
+        finished = True
+        return run
     finally:
-        distributed.teardown(ctx)
+        distributed.teardown(ctx, finished=finished)
 
 
 def _timeout_s(cfg: TrainConfig | None, resume: str | Path | None) -> float:
