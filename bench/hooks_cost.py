@@ -64,7 +64,6 @@ def measure(n: int, steps: int, rounds: int, threads: int | None, sym: Path) -> 
     import warp as wp
 
     from gbxcule.backends.warp_vec import WarpVecCpuBackend
-    from gbxcule.kernels.step import step_kernel_variant
 
     kwargs = {} if threads is None else {"threads": threads}
     b = WarpVecCpuBackend(
@@ -78,8 +77,7 @@ def measure(n: int, steps: int, rounds: int, threads: int | None, sym: Path) -> 
     try:
         b.reset(seed=0)
         t0 = time.perf_counter()
-        # built here on the first call
-        module = step_kernel_variant(hooks=True, opcode_dispatch=b.opcode_dispatch).module
+        module = b._step_kernel(hooks=True).module  # built here on the first call
         if module.execs:
             state = "loaded before"
         elif any(Path(str(wp.config.kernel_cache_dir)).glob(f"wp_{module.name}_*")):

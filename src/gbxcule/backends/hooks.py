@@ -163,13 +163,14 @@ class HooksMixin:
         """The hooks set, as ``(bank, addr)``, in column order."""
         return list(self._hooks)
 
-    def _step_kernel(self) -> Any:
-        """The step kernel ``step()`` launches: the hooked variant while hooks are set, in the
-        shape ``units_out_of_line`` picks (the GPU shape on CUDA, ``kernels/step_cuda.py``)."""
+    def _step_kernel(self, hooks: bool | None = None) -> Any:
+        """The step kernel ``step()`` launches: the hooked variant while hooks are set (or as
+        ``hooks`` says), in the shape ``units_out_of_line`` picks (the GPU shape on CUDA,
+        ``kernels/step_cuda.py``) and with ``opcode_dispatch`` (``kernels/step_cpu.py``)."""
         from gbxcule.kernels.step import step_kernel_variant
 
         return step_kernel_variant(
-            hooks=bool(self._hooks),
+            hooks=bool(self._hooks) if hooks is None else hooks,
             units_out_of_line=self.units_out_of_line,
             opcode_dispatch=self.opcode_dispatch,
         )

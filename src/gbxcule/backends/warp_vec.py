@@ -199,7 +199,6 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
         protocol and ignored.
         """
         from gbxcule.kernels.reset import power_on
-        from gbxcule.kernels.step import step_kernel_variant
 
         seed = check_seed(seed)
         for _, arr in per_env_arrays(self.machine):
@@ -209,9 +208,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
         self._serial = [bytearray() for _ in range(self.num_envs)]
         self._launch_all(power_on)
         frames = BOOT_MAX_FRAMES[self.boot]
-        boot = step_kernel_variant(
-            units_out_of_line=self.units_out_of_line, opcode_dispatch=self.opcode_dispatch
-        )
+        boot = self._step_kernel(hooks=False)
         self._slices.launch(
             boot,
             [self._step_machine, PerEnv(self._buttons), frames, 0, 0, POST_BOOT_PC],

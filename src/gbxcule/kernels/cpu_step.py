@@ -92,10 +92,8 @@ def make_cpu_step(out_of_line: bool = False, module: str | None = None, by_opcod
     fastest) or called as one out-of-line copy each (the GPU-shaped step in
     kernels/step.py: their registers then stay out of the instruction loop), the fast
     memory path then taking plain WRAM/HRAM accesses only (``cpu_fast_mem_direct``).
-    ``module``: the Warp module of a non-default one (``None``: this one). ``by_opcode``
-    (the inlined shape only): the fast paths through ``fast_by_opcode``."""
-    if by_opcode and out_of_line:
-        raise ValueError("by_opcode is a dispatch of the inlined shape (out_of_line=False)")
+    ``module``: the Warp module of a non-default one (``None``: this one). ``by_opcode``:
+    the fast paths through ``fast_by_opcode`` (which shapes take it: ``StepFeatures``)."""
     fetch_code = fetch_rom_or_outlined if out_of_line else fetch
     general = cpu_general_outlined if out_of_line else cpu_general
     fast_paths = make_fast_paths(cpu_fast_mem_direct if out_of_line else cpu_fast_mem, module)
