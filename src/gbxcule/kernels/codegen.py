@@ -8,8 +8,11 @@ spot of the kernel on every ROM profiled (history/performance.md). With jump tab
 only for five cases or more, ``x`` and the other four-way decodes are two conditional
 branches each, predicted per site. Timed against Warp's own flags (process time, 1 env,
 alternating rounds): the game-like ROM -12 %, the busy ROM and the demo game unchanged
-(their few opcodes already predicted well); more cases (9, or no jump tables at all),
-``-O3`` and a dozen other LLVM options did no better.
+(their few opcodes already predicted well); more cases (9, or no jump tables at all)
+and a dozen other LLVM options did no better. ``-O3`` (Warp builds CPU code at ``-O2``)
+did nothing for the field decode, but once the CPU's own kernel dispatched by opcode
+(kernels/step_cpu.py) it took 4 % off the busy and game-like ROMs and 2 % off the demo
+game, with the same build time (history/cpu-instruction-count.md).
 
 These are codegen choices only: the same source, the same results (every test runs on
 them). They touch CPU builds only; CUDA's options are Warp's defaults, unchanged.
@@ -25,7 +28,7 @@ import os
 import warp as wp
 
 # what the CPU build of the step kernel adds to Warp's clang flags (-mllvm: an LLVM option)
-CPU_TUNING_FLAGS = "-mllvm -min-jump-table-entries=5"
+CPU_TUNING_FLAGS = "-O3 -mllvm -min-jump-table-entries=5"
 CODEGEN_ENV = "GBXCULE_CPU_CODEGEN"
 CODEGENS = ("tuned", "plain")
 # the Warp modules of the plain step kernel, the GPU shape (kernels/step_cuda.py) and the
