@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gbxcule.asm import build_rom
+from gbxcule.files import write_atomic
 
 BUSY_SOURCE = """
 SECTION "main", ROM0[$0150]
@@ -61,6 +62,5 @@ def busy_rom_path() -> Path:
     data = build_rom(BUSY_SOURCE, title="BUSYCPU")
     path = OUT_DIR / "busy_cpu.gb"
     if not path.is_file() or path.read_bytes() != data:
-        OUT_DIR.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        write_atomic(path, data)
     return path

@@ -213,9 +213,9 @@ def write_summary(out_dir: Path) -> Path:
             f"| {s['run']} | {s['label']} | {s['rom']} | `{s['tree']}` | {s['n']} "
             f"| {s['median']:,.1f} | {s['min']:,.1f}–{s['max']:,.1f} | {s['ratio']:.3f} |"
         )
-    path = out_dir / "summary.md"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    from gbxcule.files import write_atomic
+
+    return write_atomic(out_dir / "summary.md", ("\n".join(lines) + "\n").encode())
 
 
 def write_plot(out_dir: Path, rows: list[dict]) -> None:
@@ -248,8 +248,12 @@ def write_plot(out_dir: Path, rows: list[dict]) -> None:
     ax.set_title(f"warp-cpu A/B, {rows[0]['run']} UTC", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out_dir / "ab.png", dpi=110)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
+    from gbxcule.files import write_atomic
+
+    write_atomic(out_dir / "ab.png", buf.getvalue())
 
 
 def main(argv: list[str] | None = None) -> int:
