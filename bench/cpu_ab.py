@@ -34,9 +34,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.step_settings import ACTION_CODEC, FRAMES_PER_STEP, RELEASE_AFTER_FRAMES
+
 REPO = Path(__file__).resolve().parent.parent
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "cpu-ab"
-FRAMES_PER_STEP = 24
 ROMS = ("busy", "game", "demo")
 
 
@@ -108,8 +109,8 @@ def run_child(rom: str, steps: int, tree: Path) -> dict:
         rom,
         num_envs=1,
         frames_per_step=FRAMES_PER_STEP,
-        release_after_frames=8,
-        action_codec="pokemonred_puffer_v1",
+        release_after_frames=RELEASE_AFTER_FRAMES,
+        action_codec=ACTION_CODEC,
     )
     try:
         env.reset(seed=0)

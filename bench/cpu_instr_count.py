@@ -45,8 +45,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.step_settings import FRAMES_PER_STEP
+
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "cpu-instr-count"
-FRAMES_PER_STEP = 24
 COUNT_TARGET = "x86-64-v3"
 BACKENDS = ("pyboy", "warp-cpu")
 PYBOY_TOP = 12  # PyBoy's functions listed in its breakdown

@@ -45,11 +45,11 @@ import numpy as np
 import warp as wp
 
 from bench.cpu_trace import BINS, TRACE_COLS, coverage_kernel, trace_kernel
+from bench.step_settings import ACTION_CODEC, FRAMES_PER_STEP, RELEASE_AFTER_FRAMES
 from gbxcule.core import isa
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "cpu-profile"
 FRAME_CYCLES = 70224
-FRAMES_PER_STEP = 24
 DEFAULT_ROMS = "busy,game,loop-wram,loop-rom0,loop-romx,loop-io,loop-vram,loop-mbc"
 
 # name -> (source address, destination address, the third instruction of the loop)
@@ -279,8 +279,8 @@ def profile_backend(label: str, rom: str):
         rom,
         num_envs=1,
         frames_per_step=FRAMES_PER_STEP,
-        release_after_frames=8,
-        action_codec="pokemonred_puffer_v1",
+        release_after_frames=RELEASE_AFTER_FRAMES,
+        action_codec=ACTION_CODEC,
         **options,
     )
 

@@ -68,10 +68,9 @@ from bench.divergence_model import (
     segment_keys,
     warp_lockstep,
 )
+from bench.step_settings import ACTION_CODEC, FRAMES_PER_STEP, RELEASE_AFTER_FRAMES
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "divergence"
-FRAMES_PER_STEP = 24
-RELEASE_AFTER = 8
 ORDERS = ("index", "random", "pc", "work")
 
 
@@ -144,8 +143,8 @@ class TracedEnv:
             rom,
             num_envs=num_envs,
             frames_per_step=FRAMES_PER_STEP,
-            release_after_frames=RELEASE_AFTER,
-            action_codec="pokemonred_puffer_v1",
+            release_after_frames=RELEASE_AFTER_FRAMES,
+            action_codec=ACTION_CODEC,
             threads=1,
             cpu_fast_paths=fast,
         )
@@ -163,7 +162,7 @@ class TracedEnv:
         env = self.env
         env._load_actions(actions)
         self.trace.fill_(-1)
-        inputs = [env.machine, env._buttons, FRAMES_PER_STEP, RELEASE_AFTER, 1]
+        inputs = [env.machine, env._buttons, FRAMES_PER_STEP, RELEASE_AFTER_FRAMES, 1]
         wp.launch(kernel, dim=env.num_envs, inputs=[*inputs, self.trace, self.lens])
         wp.synchronize_device("cpu")
         env.render_pixels_after_step()
@@ -207,9 +206,9 @@ def run_rom(
     traced = {fast: TracedEnv(rom, envs, fast, gpu_shape) for fast in (True, False)}
     ref = None
     if verify:
-        kw = dict(frames_per_step=FRAMES_PER_STEP, release_after_frames=RELEASE_AFTER)
+        kw = dict(frames_per_step=FRAMES_PER_STEP, release_after_frames=RELEASE_AFTER_FRAMES)
         ref = make_backend(
-            "warp-cpu", rom, num_envs=envs, action_codec="pokemonred_puffer_v1", threads=1, **kw
+            "warp-cpu", rom, num_envs=envs, action_codec=ACTION_CODEC, threads=1, **kw
         )
     backends = [t.env for t in traced.values()] + ([ref] if ref is not None else [])
     rng = np.random.default_rng(seed)
