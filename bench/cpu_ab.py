@@ -79,19 +79,14 @@ def materialize(name: str, tmp: Path) -> Tree:
 
 
 def resolve_rom(rom: str) -> str:
-    """``busy``, ``game`` (bench/sweep.py's named ROMs), ``demo`` (the demo game), else a
-    path to a ROM file."""
-    from bench.sweep import NAMED_ROMS, named_rom_path
+    """``demo``, ``busy`` or ``game`` as its ROM file (bench/divergence.py's names), else a
+    path to a ROM file that must exist."""
+    from bench.divergence import resolve_rom as named_or_path
 
-    if rom in NAMED_ROMS:
-        return named_rom_path(rom)
-    if rom == "demo":
-        from gbxcule.demo.rom import demo_rom_path
-
-        return str(demo_rom_path())
-    if not Path(rom).is_file():
+    path = named_or_path(rom)
+    if not Path(path).is_file():
         raise ValueError(f"ROM {rom!r}: not one of {', '.join(ROMS)} nor a file")
-    return rom
+    return path
 
 
 def run_child(rom: str, steps: int, tree: Path) -> dict:
@@ -137,14 +132,17 @@ def child(tree: Tree, rom: str, steps: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def measure(trees: list[Tree], roms: list[str], rounds: int, steps: int, label: str) -> list[dict]:
-    """Every tree built once, then ``rounds`` rounds per ROM, the trees' order rotating."""
+def measure(
+    trees: list[Tree], paths: dict[str, str], rounds: int, steps: int, label: str
+) -> list[dict]:
+    """Every tree built once, then ``rounds`` rounds per ROM (``paths``: name -> file), the
+    trees' order rotating."""
     from bench.sweep import _device_name, _versions
 
-    paths = {rom: resolve_rom(rom) for rom in roms}
     for tree in trees:
-        child(tree, paths[roms[0]], 0)
+        child(tree, next(iter(paths.values())), 0)
     run_id = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+    machine = {"device": _device_name("warp-cpu"), "versions": _versions()}
     rows = []
     for rom, path in paths.items():
         for r in range(rounds):
@@ -162,8 +160,7 @@ def measure(trees: list[Tree], roms: list[str], rounds: int, steps: int, label: 
                         "steps": steps,
                         "us_per_step": report["us_per_step"],
                         "imported": report["imported"],
-                        "device": _device_name("warp-cpu"),
-                        "versions": _versions(),
+                        **machine,
                         "timestamp": time.time(),
                     }
                 )
@@ -279,11 +276,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         try:
             trees = [materialize(n, Path(tmp)) for n in names]
-            for rom in roms:
-                resolve_rom(rom)
+            paths = {rom: resolve_rom(rom) for rom in roms}
         except ValueError as exc:
             ap.error(str(exc))
-        rows = measure(trees, roms, args.rounds, args.steps, args.label)
+        rows = measure(trees, paths, args.rounds, args.steps, args.label)
     args.out.mkdir(parents=True, exist_ok=True)
     with (args.out / "results.jsonl").open("a") as fh:
         for row in rows:
