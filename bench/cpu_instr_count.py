@@ -13,8 +13,8 @@ per ns). For never-halting ROMs (``busy``, ``game``, ``loop-*`` or a path):
    T-cycles per instruction, from ``bench.cpu_profile``'s trace).
 3. warp-cpu's breakdown: callgrind's count per address in the step kernel's object,
    mapped to each address's chain of inlined functions (``addr2line -i``), summed by the
-   function ``cpu_step`` (else ``cpu_tick``) calls: fetch, the fast paths, the slice's
-   unit syncs, and so on.
+   function ``cpu_run_fast`` or ``cpu_step`` (else ``cpu_tick``) calls: fetch, the fast
+   paths, the slice's unit syncs, and so on.
 
 The step kernel is built with the tuned codegen (kernels/codegen.py) for ``-target-cpu
 x86-64-v3`` instead of ``-march=native`` (Valgrind runs no AVX-512, and an object built
@@ -246,18 +246,21 @@ def inline_chains(obj: Path, offsets: list[int]) -> dict[int, list[str]]:
 
 
 def group_of(chain: list[str]) -> str:
-    """The function ``cpu_step`` calls (else ``cpu_tick``), from an innermost-first chain of
-    Warp's generated names (``fetch_0``, ``make_cpu_fast_mem__locals__cpu_fast_mem_0``; a
-    variant's module numbers its own ``cpu_step_1``)."""
+    """The function ``cpu_run_fast`` or ``cpu_step`` calls (else ``cpu_tick``), from an
+    innermost-first chain of Warp's generated names (``fetch_0``,
+    ``make_cpu_fast_mem__locals__cpu_fast_mem_0``; a variant's module numbers its own
+    ``cpu_step_1``). ``cpu_run_fast``'s fetch (``rom_code_at``) counts as ``fetch``."""
     names = [c for c in chain[::-1] if re.search(r"_\d+(\(|$)", c)]
     names = [re.sub(r"_\d+$", "", re.sub(r"\(.*", "", n)) for n in names]
     names = [re.sub(r"^_?make_\w*__locals__", "", n) for n in names]
-    for anchor in ("cpu_step", "cpu_tick"):
+    for anchor in ("cpu_run_fast", "cpu_step", "cpu_tick"):
         if anchor in names:
             k = names.index(anchor)
             rest = [n for n in names[k + 1 :] if n not in ("cpu_tick", "cpu_step", "fast_paths")]
             if rest[:1] == ["fast_by_opcode"]:  # the CPU's dispatch: the fast path it runs
                 rest = rest[1:] or ["fast_by_opcode (itself)"]
+            if rest[:1] == ["rom_code_at"]:
+                rest = ["fetch"]
             return rest[0] if rest else f"{anchor} (itself)"
     return names[0] if names else "other"
 

@@ -92,6 +92,12 @@ def test_group_of_inlined_chains():
     assert ic.group_of(by_opcode) == "cpu_fast"
     assert ic.group_of(by_opcode[3:]) == "fast_by_opcode (itself)"
     assert ic.group_of(["cpu_step_1", "cpu_tick_1(Machine*)"]) == "cpu_step (itself)"
+    # its run of fast paths is a function of its own (kernels/cpu_step.py, cpu_run_fast)
+    run = "cpu_run_fast_1(Machine*, int, CpuRegs*, long long)"
+    assert ic.group_of([*by_opcode[:4], run]) == "cpu_fast"
+    assert ic.group_of(["rom_code_at_1", run]) == "fetch"
+    assert ic.group_of(["copy_regs_0", run]) == "copy_regs"
+    assert ic.group_of([run]) == "cpu_run_fast (itself)"
 
 
 def test_cython_names():

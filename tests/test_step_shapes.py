@@ -135,3 +135,36 @@ def test_shapes_agree_on_every_suite_rom():
 
     for spec in all_roms():
         assert_shapes_agree(str(spec_rom_file(spec)), spec.name, 25, envs=3, seed=1)
+
+
+def test_shapes_stop_at_stop_pc_inside_a_run():
+    """``stop_pc`` (what the boot hand-over launches with) stops every shape at the first
+    fetch of that address with the boot ROM unmapped, also where the CPU dispatch would
+    be inside a run of fast-path instructions: ``cpu_run_fast`` tests no ``stop_pc``, so
+    ``cpu_tick`` must not call it while one is set (kernels/step.py)."""
+    from bench.busy_rom import busy_rom_path
+    from bench.cpu_profile import trace
+    from gbxcule.backends.env_slices import PerEnv
+    from gbxcule.backends.warp_base import field_view
+
+    rom = str(busy_rom_path())
+    loop = [int(pc) for pc in trace(rom, 64, 2)[0][:, 1]]  # the busy loop's PCs, in order
+    states = []
+    for shape in SHAPES.values():
+        env = WarpVecCpuBackend(rom, num_envs=1, threads=1, action_codec="buttons", **shape)
+        try:
+            env.step(np.zeros(1, dtype=np.int64))
+            pc = int(field_view(env.machine, "pc").numpy()[0])
+            stop = loop[loop.index(pc) + 3]  # three instructions on: inside the run
+            env._slices.launch(
+                env._step_kernel(hooks=False),
+                [env._step_machine, PerEnv(env._buttons), 1, 0, 0, stop],
+                device=env.device,
+            )
+            assert int(field_view(env.machine, "pc").numpy()[0]) == stop, shape
+            states.append(machine_state(env))
+        finally:
+            env.close()
+    for state in states[1:]:
+        for field, value in states[0].items():
+            assert np.array_equal(value, state[field]), field

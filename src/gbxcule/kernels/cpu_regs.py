@@ -96,6 +96,21 @@ def reload_regs(m: wp.ref[Machine], i: int, r: wp.ref[CpuRegs]):
 
 
 @wp.func
+def copy_regs(src: wp.ref[CpuRegs], dst: wp.ref[CpuRegs]):
+    """Every field of ``src`` into ``dst``."""
+    dst.pc = src.pc
+    dst.sp = src.sp
+    dst.a = src.a
+    dst.f = src.f
+    dst.bcdehl = src.bcdehl
+    dst.ime = src.ime
+    dst.ime_delay = src.ime_delay
+    dst.cycles = src.cycles
+    dst.rom_lo = src.rom_lo
+    dst.rom_hi = src.rom_hi
+
+
+@wp.func
 def load_regs(m: wp.ref[Machine], i: int) -> CpuRegs:
     r = CpuRegs()
     reload_regs(m, i, r)

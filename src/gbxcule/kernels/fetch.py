@@ -71,6 +71,16 @@ def is_illegal(op: int) -> int:
 
 
 @wp.func
+def rom_code_at(m: wp.ref[Machine], pc: int, lo: int, hi: int) -> int:
+    """``fetch`` of code in the mapped ROM banks (PC + 2 below 0x8000, no boot ROM mapped
+    over it): the ``rom_code`` entry at ``lo + pc`` or ``hi + pc``."""
+    # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
+    # neighbour exactly like this.
+    k = wp.where(pc + 2 < 0x4000, lo, hi) + pc
+    return m.rom_code[wp.max(k, 0)]
+
+
+@wp.func
 def fetch_rom(m: wp.ref[Machine], i: int, pc: int, lo: int, hi: int) -> int:
     """``fetch`` of code in ROM (PC + 2 below 0x8000), one load from ``rom_code`` at ``lo +
     pc`` (below 0x4000) or ``hi + pc`` (``CpuRegs.rom_lo`` / ``rom_hi``, the mapped banks);
@@ -81,10 +91,7 @@ def fetch_rom(m: wp.ref[Machine], i: int, pc: int, lo: int, hi: int) -> int:
         if m.i32[i, BOOT_ON] != 0:
             b0 = rom_read(m, i, pc)
             return b0 | (rom_read(m, i, pc + 1) << 8) | (rom_read(m, i, pc + 2) << 16)
-    # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
-    # neighbour exactly like this.
-    k = wp.where(pc + 2 < 0x4000, lo, hi) + pc
-    return m.rom_code[wp.max(k, 0)]
+    return rom_code_at(m, pc, lo, hi)
 
 
 @wp.func

@@ -27,7 +27,8 @@ runs the boot ROM at reset (``stop_pc``, see ``step_kernel``).
 Compile-time variants (``make_step_kernel``, ``StepFeatures``): ``step_kernel`` is the
 plain kernel, the only one in this Warp module (the inlined shape with the field decode
 alone); the CPU backends launch kernels/step_cpu.py's, ``opcode_dispatch`` (the same with
-each base opcode dispatched to its own copy of the fast paths, CPU only); the GPU shape,
+each base opcode dispatched to its own copy of the fast paths, run in a loop of their own,
+``cpu_run_fast``; CPU only); the GPU shape,
 ``units_out_of_line``, is kernels/step_cuda.py's (what the CUDA backends launch and the
 GPU budget of bench.cuda_build_report measures).
 ``step_kernel_variant(hooks=True)`` builds, on first use, the same loop with event hooks
@@ -46,7 +47,13 @@ import warp as wp
 
 from gbxcule.kernels.codegen import step_module_options
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
-from gbxcule.kernels.cpu_step import cpu_step, make_cpu_step
+from gbxcule.kernels.cpu_step import (
+    RUN_BAIL,
+    RUN_SLOW,
+    cpu_step,
+    make_cpu_run_fast,
+    make_cpu_step,
+)
 from gbxcule.kernels.dma import dma_sync, dma_sync_outlined
 from gbxcule.kernels.hooks import (
     HOOK_SS,
@@ -209,7 +216,8 @@ class StepFeatures:
     units_out_of_line: bool = False
     # The CPU's dispatch (what the CPU backends launch, kernels/step_cpu.py): the inlined
     # shape with each base opcode handed to its own copy of the fast paths
-    # (kernels/cpu_step.py, make_fast_by_opcode). CPU only: NVRTC runs out of memory on it.
+    # (kernels/cpu_step.py, make_fast_by_opcode), which run in a loop of their own,
+    # cpu_run_fast (without hooks). CPU only: NVRTC runs out of memory on it.
     opcode_dispatch: bool = False
 
     def __post_init__(self):
@@ -235,7 +243,9 @@ class StepFeatures:
         """The functions this shape calls for: (cpu_step, check_interrupts, sync_units,
         halt_through_lcd), inlined or out-of-line copies."""
         if self.opcode_dispatch:
-            step = make_cpu_step(module=self.module, by_opcode=True)
+            # without hooks the fast paths by opcode run in cpu_run_fast, and this step
+            # only gets what they leave (code outside ROM, the general decode)
+            step = make_cpu_step(module=self.module, by_opcode=self.hooks)
             return step, check_interrupts, sync_units, halt_through_lcd
         if not self.units_out_of_line:
             return cpu_step, check_interrupts, sync_units, halt_through_lcd
@@ -263,6 +273,11 @@ def make_step_kernel(features: StepFeatures):
 
 
 def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
+    # the CPU dispatch's instruction loop (kernels/cpu_step.py); hooks test every fetch
+    run_fast = None
+    if features.opcode_dispatch and not features.hooks:
+        run_fast = make_cpu_run_fast(features.module)
+
     @wp.func(name="cpu_tick", module=features.module)
     def cpu_tick(m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int) -> int:
         """PyBoy's ``CPU.tick``; returns ``TICK_STOPPED`` at ``stop_pc`` (boot hand-over).
@@ -271,6 +286,8 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
         a plain continuation (``next_slice_is_plain``), the slice's end (``sync_units``)
         runs here and the instructions go on with the registers kept in locals: the same
         sequence as returning to ``run_frame``. The last such sync sets ``TICK_SYNCED``.
+        The CPU dispatch (no hooks) runs the instructions in ROM that the fast paths take
+        through ``cpu_run_fast`` (kernels/cpu_step.py), and ``cpu_step`` the rest.
 
         Hooks: a fetch at a hooked address bails before the instruction (PyBoy's BRK) and
         sets ``HOOK_SS``; a single-step slice (``HOOK_SS`` set at entry) runs the
@@ -311,7 +328,22 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
                             r.ime_delay = r.ime_delay - 1
                             r.ime = wp.where(r.ime_delay == 0, 1, r.ime)
                         break
-                if wp.static(step_fn)(m, i, r) != 0:  # PyBoy's bail, or the env locked
+                if wp.static(run_fast is not None):
+                    ran = RUN_SLOW
+                    if (
+                        r.pc + 2 < 0x8000
+                        and r.ime_delay == 0
+                        and stop_pc < 0
+                        and m.cpu_fast_paths != 0
+                        and i32[i, BOOT_ON] == 0
+                    ):
+                        ran = wp.static(run_fast)(m, i, r, end)
+                    if ran == RUN_BAIL:
+                        break
+                    if ran == RUN_SLOW:
+                        if wp.static(step_fn)(m, i, r) != 0:
+                            break
+                elif wp.static(step_fn)(m, i, r) != 0:  # PyBoy's bail, or the env locked
                     break
                 if wp.static(features.hooks):
                     if single != 0:  # one instruction, then run_frame's breakpoint_reached

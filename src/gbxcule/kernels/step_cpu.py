@@ -2,9 +2,10 @@
 
 The same frame loop as ``kernels/step.py``'s ``step_kernel``, in its inlined shape (same
 source, same results), with each base opcode handed to its own copy of the fast paths
-(kernels/cpu_step.py, ``make_fast_by_opcode``): the CPU backends launch it. It is built
-for the CPU only, so it is not among the modules CI builds for sm_90: NVRTC runs out of
-memory on its 256 copies of the fast paths. See history/cpu-instruction-count.md.
+(kernels/cpu_step.py, ``make_fast_by_opcode``), run by an instruction loop of their own
+(``cpu_run_fast``) wherever nothing but them can happen: the CPU backends launch it. It
+is built for the CPU only, so it is not among the modules CI builds for sm_90: NVRTC runs
+out of memory on its 256 copies of the fast paths. See history/cpu-instruction-count.md.
 """
 
 from __future__ import annotations
