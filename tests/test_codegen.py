@@ -34,6 +34,9 @@ def test_tuned_adds_its_flags_to_warps_own_and_plain_is_warps_default(monkeypatc
     assert flags == "-march=x86-64-v3 " + codegen.CPU_TUNING_FLAGS
     plain = codegen.step_module_options("plain")
     assert plain == {"enable_backward": False, "cpu_compiler_flags": None}
+    for name in ("tuned", "plain"):
+        dispatch = codegen.step_module_options(name, opcode_dispatch=True)
+        assert dispatch == codegen.step_module_options(name) | {"max_unroll": 256}
 
 
 def test_every_step_module_is_built_with_the_current_codegen():
@@ -47,6 +50,11 @@ def test_every_step_module_is_built_with_the_current_codegen():
         assert kernel.module.options["cpu_compiler_flags"] == flags
     if codegen.cpu_codegen() == "tuned":
         assert codegen.CPU_TUNING_FLAGS in flags
+    # the CPU dispatch's loop over the 256 opcodes unrolls whole; nothing else changes
+    for kernel in (step_cpu.step_kernel, step_kernel_variant(hooks=True, opcode_dispatch=True)):
+        assert kernel.module.options["max_unroll"] == codegen.DISPATCH_UNROLL == 256
+    for kernel in (step_kernel, step_cuda.step_kernel):
+        assert kernel.module.options["max_unroll"] == wp.config.max_unroll
 
 
 def test_unknown_codegens_are_refused(monkeypatch):
@@ -85,6 +93,7 @@ def test_switching_the_codegen_rebuilds_the_step_kernel_with_the_same_results(re
         options = wp.get_module("gbxcule.kernels.step_cpu").options
         tuned = codegen.CPU_TUNING_FLAGS in (options["cpu_compiler_flags"] or "")
         assert tuned == (name == "tuned")
+        assert options["max_unroll"] == codegen.DISPATCH_UNROLL  # whatever the codegen
         runs[name] = _run_busy_rom()
     assert runs["plain"][0] != runs["tuned"][0]  # two builds
     (_, plain), (_, tuned) = runs["plain"], runs["tuned"]

@@ -16,6 +16,7 @@ import pytest
 import warp as wp
 
 from gbxcule.backends.warp_base import field_view, per_env_arrays
+from gbxcule.kernels.codegen import step_module_options
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.cpu_step import make_cpu_step
 from gbxcule.kernels.run_cpu import run_instructions
@@ -31,7 +32,8 @@ COPIES = 4  # random states per opcode
 step_by_opcode = make_cpu_step(module="unique", by_opcode=True)
 
 
-@wp.kernel(module="unique", enable_backward=False)
+# the options of the CPU dispatch's module: its loop over the opcodes unrolled whole
+@wp.kernel(module="unique", module_options=step_module_options(opcode_dispatch=True))
 def one_instruction_by_opcode(m: Machine):
     i = wp.tid()
     r = load_regs(m, i)

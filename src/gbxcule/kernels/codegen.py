@@ -34,6 +34,12 @@ CODEGENS = ("tuned", "plain")
 # the Warp modules of the plain step kernel, the GPU shape (kernels/step_cuda.py) and the
 # CPU's dispatch (kernels/step_cpu.py)
 STEP_MODULES = ("gbxcule.kernels.step", "gbxcule.kernels.step_cuda", "gbxcule.kernels.step_cpu")
+STEP_CUDA_MODULE, STEP_CPU_MODULE = STEP_MODULES[1:]
+# Warp unrolls constant loops up to 16 iterations; the CPU dispatch's loop over the 256
+# opcodes (kernels/cpu_step.py, fast_by_opcode) must unroll whole, so each copy of the
+# fast paths gets its opcode as a constant (one loop of 256, not 16 of 16: -2 % busy ROM,
+# -3 % game-like). Not a tuning flag: rolled, the dispatch would test 256 opcodes.
+DISPATCH_UNROLL = 256
 
 
 def check_codegen(name: str) -> str:
@@ -59,15 +65,19 @@ def set_cpu_codegen(name: str) -> None:
     check_codegen(name)
     os.environ[CODEGEN_ENV] = name
     for module in STEP_MODULES:
-        wp.set_module_options(step_module_options(name), module=module)
+        dispatch = module == STEP_CPU_MODULE
+        wp.set_module_options(step_module_options(name, opcode_dispatch=dispatch), module=module)
 
 
-def step_module_options(codegen: str | None = None) -> dict:
+def step_module_options(codegen: str | None = None, opcode_dispatch: bool = False) -> dict:
     """Warp module options of a step-kernel module: no backward pass, and for the
     ``tuned`` codegen the CPU flags above on top of ``wp.config.cpu_compiler_flags`` as
     it is now (Warp's default: host features and raised inlining thresholds); for
-    ``plain`` Warp's own."""
+    ``plain`` Warp's own. ``opcode_dispatch``: a module with the CPU's dispatch in it,
+    whatever the codegen (``DISPATCH_UNROLL``)."""
     options: dict = {"enable_backward": False, "cpu_compiler_flags": None}
+    if opcode_dispatch:
+        options["max_unroll"] = DISPATCH_UNROLL
     if check_codegen(codegen or cpu_codegen()) == "plain":
         return options
     base = wp.config.cpu_compiler_flags

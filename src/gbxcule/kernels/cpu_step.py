@@ -73,10 +73,9 @@ def make_fast_by_opcode(fast_paths, module: str | None):
     def fast_by_opcode(
         m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, n1: int, n16: int
     ) -> int:
-        for hi in range(16):  # both loops unrolled (Warp's max_unroll is 16): a constant each
-            for lo in range(16):
-                if op == hi * 16 + lo:
-                    return wp.static(fast_paths)(m, i, regs, hi * 16 + lo, n1, n16)
+        for k in range(256):  # unrolled (kernels/codegen.py, DISPATCH_UNROLL): k a constant
+            if op == k:
+                return wp.static(fast_paths)(m, i, regs, k, n1, n16)
         return 0
 
     return fast_by_opcode
@@ -85,9 +84,10 @@ def make_fast_by_opcode(fast_paths, module: str | None):
 RUN_END = 0  # the run reached its end cycle
 RUN_SLOW = 1  # the instruction at PC is not the run's: ``cpu_step`` runs it
 RUN_BAIL = 2  # the last instruction bailed (PyBoy's bail)
+RUN_SYNCED = 3  # a slice ended, its units synced, and the next one is not plain
 
 
-def make_cpu_run_fast(module: str | None):
+def make_cpu_run_fast(module: str | None, end_slice):
     """``cpu_run_fast``: the CPU dispatch's instruction loop (kernels/step_cpu.py), the fast
     paths by opcode (``fast_by_opcode``) on code in the mapped ROM banks, as one out-of-line
     function of its own: clang allocates its registers for the fast paths alone, not for
@@ -97,14 +97,18 @@ def make_cpu_run_fast(module: str | None):
     tests none of it per instruction: no ``stop_pc`` (the boot's), the boot ROM unmapped,
     no EI countdown (no fast path starts one: EI is general) and the fast paths on. Mapper
     and boot-ROM writes bail, so the banks hold for the run. It returns ``RUN_SLOW`` at the
-    first instruction that is not the fast paths' or not in ROM, before running it.
-    Busy ROM -24 %, game-like -13 %, demo -1 % (history/cpu-instruction-count.md)."""
+    first instruction that is not the fast paths' or not in ROM, before running it. Where
+    a slice ends it calls ``end_slice`` (``cpu_tick``'s slice end, out of line: the unit
+    syncs, then the next slice's end cycle, or -1 if the next slice is not plain) and runs
+    on. Busy ROM -24 %, game-like -13 %, demo -1 %; the slice end here, not by returning
+    to ``cpu_tick``: -10 % / -3 % more (history/cpu-instruction-count.md)."""
     fast_paths = make_fast_by_opcode(make_fast_paths(cpu_fast_mem, module), module)
 
     @wp.func(inline=False, name="cpu_run_fast", module=module)
-    def cpu_run_fast(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], end: wp.int64) -> int:
-        """Run instructions until the cycle count reaches ``end``, an instruction bails or
-        the next one is not the run's (``RUN_END`` / ``RUN_BAIL`` / ``RUN_SLOW``)."""
+    def cpu_run_fast(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], end: wp.int64) -> wp.int64:
+        """Run instructions until an instruction bails, the next one is not the run's or a
+        slice ends with a next slice that is not plain (the slice's end cycle ``end``);
+        returns the end cycle of the slice it stopped in << 2 | ``RUN_*``."""
         r = CpuRegs()  # a copy in locals: ``regs`` is the caller's, in its memory
         copy_regs(regs, r)
         out = RUN_END
@@ -127,8 +131,14 @@ def make_cpu_run_fast(module: str | None):
             if (fast >> 8) != 0:
                 out = RUN_BAIL
                 break
+            if r.cycles >= end:
+                next_end = wp.static(end_slice)(m, i, r.cycles, r.ime_delay)
+                if next_end < wp.int64(0):
+                    out = RUN_SYNCED
+                    break
+                end = next_end
         copy_regs(r, regs)
-        return out
+        return (end << wp.int64(2)) | wp.int64(out)
 
     return cpu_run_fast
 

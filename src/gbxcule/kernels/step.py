@@ -45,11 +45,12 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from gbxcule.kernels.codegen import step_module_options
+from gbxcule.kernels.codegen import STEP_CPU_MODULE, STEP_CUDA_MODULE, step_module_options
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.cpu_step import (
     RUN_BAIL,
     RUN_SLOW,
+    RUN_SYNCED,
     cpu_step,
     make_cpu_run_fast,
     make_cpu_step,
@@ -257,10 +258,6 @@ class StepFeatures:
         )
 
 
-STEP_CUDA_MODULE = "gbxcule.kernels.step_cuda"
-STEP_CPU_MODULE = "gbxcule.kernels.step_cpu"
-
-
 def make_step_kernel(features: StepFeatures):
     """A new step kernel with ``features`` compiled in. Registers new Warp funcs and a new
     kernel on each call, so build each variant once: ``step_kernel`` (the plain one,
@@ -272,11 +269,26 @@ def make_step_kernel(features: StepFeatures):
     return _make_kernel(features, run_frame)
 
 
+def _make_end_slice(sync_fn, module: str | None):
+    @wp.func(inline=False, name="end_slice", module=module)
+    def end_slice(m: wp.ref[Machine], i: int, cycles: wp.int64, ime_delay: int) -> wp.int64:
+        """``cpu_tick``'s end of a slice at ``cycles``, for ``cpu_run_fast``: the units
+        synced, then the next slice's end cycle if it is plain (``next_slice_is_plain``),
+        else -1."""
+        m.i64[i, CYCLES] = cycles
+        wp.static(sync_fn)(m, i)
+        if next_slice_is_plain(m, i, ime_delay) == 0:
+            return wp.int64(-1)
+        return cycles + slice_target(m, i)
+
+    return end_slice
+
+
 def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
     # the CPU dispatch's instruction loop (kernels/cpu_step.py); hooks test every fetch
     run_fast = None
     if features.opcode_dispatch and not features.hooks:
-        run_fast = make_cpu_run_fast(features.module)
+        run_fast = make_cpu_run_fast(features.module, _make_end_slice(sync_fn, features.module))
 
     @wp.func(name="cpu_tick", module=features.module)
     def cpu_tick(m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int) -> int:
@@ -337,7 +349,12 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
                         and m.cpu_fast_paths != 0
                         and i32[i, BOOT_ON] == 0
                     ):
-                        ran = wp.static(run_fast)(m, i, r, end)
+                        ended = wp.static(run_fast)(m, i, r, end)
+                        ran = wp.int32(ended & wp.int64(3))
+                        end = ended >> wp.int64(2)
+                    if ran == RUN_SYNCED:
+                        out = TICK_SYNCED
+                        break
                     if ran == RUN_BAIL:
                         break
                     if ran == RUN_SLOW:
@@ -408,9 +425,11 @@ def _make_kernel(features: StepFeatures, run_frame):
     module = features.module
     unique_options = {}
     if module == "unique":
-        unique_options = {"module_options": step_module_options()}
+        options = step_module_options(opcode_dispatch=features.opcode_dispatch)
+        unique_options = {"module_options": options}
     elif module is not None:
-        wp.set_module_options(step_module_options(), module=module)
+        options = step_module_options(opcode_dispatch=features.opcode_dispatch)
+        wp.set_module_options(options, module=module)
 
     @wp.func(name="step_env", module=features.module, inline=True)
     def step_env(
