@@ -256,7 +256,9 @@ def group_of(chain: list[str]) -> str:
     for anchor in ("cpu_run_fast", "cpu_step", "cpu_tick"):
         if anchor in names:
             k = names.index(anchor)
-            rest = [n for n in names[k + 1 :] if n not in ("cpu_tick", "cpu_step", "fast_paths")]
+            rest = [
+                n for n in names[k + 1 :] if n not in (anchor, "cpu_tick", "cpu_step", "fast_paths")
+            ]
             if rest[:1] == ["fast_by_opcode"]:  # the CPU's dispatch: the fast path it runs
                 rest = rest[1:] or ["fast_by_opcode (itself)"]
             if rest[:1] == ["rom_code_at"]:

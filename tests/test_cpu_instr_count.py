@@ -98,6 +98,10 @@ def test_group_of_inlined_chains():
     assert ic.group_of(["rom_code_at_1", run]) == "fetch"
     assert ic.group_of(["copy_regs_0", run]) == "copy_regs"
     assert ic.group_of([run]) == "cpu_run_fast (itself)"
+    # a line of the run itself that addr2line names by its Python factory's local
+    assert ic.group_of(["make_cpu_run_fast__locals__cpu_run_fast_0", run]) == (
+        "cpu_run_fast (itself)"
+    )
 
 
 def test_cython_names():
