@@ -163,7 +163,7 @@ def test_real_count_of_the_busy_rom(tmp_path):
     (count,) = [r for r in rows if r["kind"] == "count"]
     assert 40 < count["per_sm83"] < 400
     groups = {r["group"]: r["per_sm83"] for r in rows if r["kind"] == "breakdown"}
-    assert {"fetch", "cpu_fast", "sync_units"} <= set(groups)
+    assert {"fetch", "cpu_fast", "end_slice"} <= set(groups)  # end_slice: the unit syncs
     assert abs(sum(groups.values()) - count["kernel_per_sm83"]) < 0.5  # all but a few
     assert count["kernel_per_sm83"] < count["per_sm83"]  # Python's step work on top
     assert (tmp_path / "summary.md").exists()
