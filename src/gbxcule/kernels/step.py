@@ -28,7 +28,7 @@ Compile-time variants (``make_step_kernel``, ``StepFeatures``): ``step_kernel`` 
 plain kernel, the only one in this Warp module (the inlined shape with the field decode
 alone); the CPU backends launch kernels/step_cpu.py's, ``opcode_dispatch`` (the same with
 each base opcode dispatched to its own copy of the fast paths, run in a loop of their own,
-``cpu_run_fast``; CPU only); the GPU shape,
+``cpu_run_fast``, which also ends its slices, ``end_slice``; CPU only); the GPU shape,
 ``units_out_of_line``, is kernels/step_cuda.py's (what the CUDA backends launch and the
 GPU budget of bench.cuda_build_report measures).
 ``step_kernel_variant(hooks=True)`` builds, on first use, the same loop with event hooks
