@@ -79,9 +79,9 @@ def materialize(name: str, tmp: Path) -> Tree:
 
 
 def resolve_rom(rom: str) -> str:
-    """``demo``, ``busy`` or ``game`` as its ROM file (bench/divergence.py's names), else a
-    path to a ROM file that must exist."""
-    from bench.divergence import resolve_rom as named_or_path
+    """``demo``, ``busy`` or ``game`` as its ROM file (bench/sweep.py's names), else a path
+    to a ROM file that must exist."""
+    from bench.sweep import resolve_rom as named_or_path
 
     path = named_or_path(rom)
     if not Path(path).is_file():

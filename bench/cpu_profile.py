@@ -87,23 +87,17 @@ Main:
 """
 
 
-def resolve_rom(rom: str) -> str:
-    """``busy``, ``game`` or a ``loop-*`` name as a ROM file (built when needed); else a path."""
-    from bench.sweep import NAMED_ROMS, named_rom_path
+def loop_rom_path(name: str) -> str:
+    """The ``loop-*`` ROM ``name`` (``LOOP_VARIANTS``) as a file, assembled when needed."""
+    from bench.game_rom import OUT_DIR
+    from gbxcule.asm import build_rom
+    from gbxcule.files import write_atomic
 
-    if rom in NAMED_ROMS:
-        return named_rom_path(rom)
-    if rom in LOOP_VARIANTS:
-        from bench.game_rom import OUT_DIR
-        from gbxcule.asm import build_rom
-        from gbxcule.files import write_atomic
-
-        data = build_rom(loop_source(*LOOP_VARIANTS[rom]), cart_type="MBC1", rom_banks=4)
-        path = OUT_DIR / f"{rom}.gb"
-        if not path.is_file() or path.read_bytes() != data:
-            write_atomic(path, data)
-        return str(path)
-    return rom
+    data = build_rom(loop_source(*LOOP_VARIANTS[name]), cart_type="MBC1", rom_banks=4)
+    path = OUT_DIR / f"{name}.gb"
+    if not path.is_file() or path.read_bytes() != data:
+        write_atomic(path, data)
+    return str(path)
 
 
 def region(addr: int, write: bool) -> str:
@@ -407,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(backends) - set(BACKENDS)
     if unknown:
         ap.error(f"unknown backends {sorted(unknown)}; known: {', '.join(BACKENDS)}")
+    from bench.sweep import resolve_rom
+
     roms = [resolve_rom(r) for r in args.rom.split(",") if r]
     coverage = fast_path_coverage()
     mixes = []

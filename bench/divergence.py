@@ -253,17 +253,6 @@ def run_rom(
     return rows, mixes
 
 
-def resolve_rom(name: str) -> str:
-    """``demo`` (the demo game), ``busy`` or ``game`` (bench/sweep.py), else a path."""
-    if name == "demo":
-        from gbxcule.demo.rom import demo_rom_path
-
-        return str(demo_rom_path())
-    from bench.sweep import NAMED_ROMS, named_rom_path
-
-    return named_rom_path(name) if name in NAMED_ROMS else name
-
-
 def totals(rows: list[dict]) -> dict[tuple, Lockstep]:
     """(rom, model, order, fast paths, granularity) -> ``Lockstep`` summed over steps."""
     out: dict[tuple, Lockstep] = {}
@@ -378,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.out is None:
         args.out = RESULTS_DIR.with_name("divergence-gpu") if args.shape == "gpu" else RESULTS_DIR
-    from bench.sweep import _device_name, _versions
+    from bench.sweep import _device_name, _versions, resolve_rom
 
     orders = tuple(o for o in args.orders.split(",") if o)
     unknown = set(orders) - set(ORDERS)

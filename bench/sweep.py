@@ -404,6 +404,24 @@ def named_rom_path(name: str) -> str:
     raise ValueError(f"unknown benchmark ROM {name!r}; known: {', '.join(NAMED_ROMS)}")
 
 
+def resolve_rom(name: str) -> str:
+    """A ROM name of the bench tools as its file, built when needed: ``demo`` (the demo
+    game), ``busy`` / ``game`` (``named_rom_path``), a ``loop-*`` ROM of bench/cpu_profile.py;
+    anything else is taken as a path."""
+    if name == "demo":
+        from gbxcule.demo.rom import demo_rom_path
+
+        return str(demo_rom_path())
+    if name in NAMED_ROMS:
+        return named_rom_path(name)
+    if name.startswith("loop-"):
+        from bench.cpu_profile import LOOP_VARIANTS, loop_rom_path
+
+        if name in LOOP_VARIANTS:
+            return loop_rom_path(name)
+    return name
+
+
 def default_backends() -> list[str]:
     """The CPU backends, plus warp-cuda when Warp sees a CUDA device."""
     from gbxcule.cli.rollout import cuda_available

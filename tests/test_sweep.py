@@ -289,3 +289,19 @@ def test_hooks_cost_writes_rows_and_summary(tmp_path):
     with pytest.raises(SystemExit) as exc:
         hooks_cost.main(["--out", str(tmp_path), "--rounds", "0"])
     assert exc.value.code == 2
+
+
+def test_resolve_rom_knows_every_bench_rom_name():
+    """One resolver for every bench tool's ROM names (bench/sweep.py, resolve_rom)."""
+    from pathlib import Path
+
+    from bench.cpu_profile import LOOP_VARIANTS
+    from gbxcule.demo.rom import demo_rom_path
+
+    assert sweep.resolve_rom("demo") == str(demo_rom_path())
+    for name in (*sweep.NAMED_ROMS, *LOOP_VARIANTS):
+        path = Path(sweep.resolve_rom(name))
+        assert path.is_file(), name
+        assert path.read_bytes()[0x134:0x143].rstrip(b"\0")  # an assembled cartridge header
+    assert sweep.resolve_rom("some/rom.gb") == "some/rom.gb"
+    assert sweep.resolve_rom("loop-nope") == "loop-nope"  # not a loop ROM: a path
