@@ -24,7 +24,8 @@ For ROMs that never HALT (``busy``: bench/busy_rom.py, ``game``: bench/game_rom.
 
 The ``loop-*`` ROMs are one copy loop (``ld a,[hl+]; add a,b; <op>; ld [de],a; inc de;
 dec b; jr nz``) on an MBC1 cartridge that differs in one access each (``LOOP_VARIANTS``),
-so the difference of their ns per instruction prices that access on each backend.
+so the difference of their ns per instruction prices that access on each backend;
+``loop-wram-code`` runs ``loop-wram``'s loop from WRAM, pricing code fetched outside ROM.
 
 Rows go to ``results.jsonl`` and tables to ``summary.md`` in ``--out``
 (default bench/results/cpu-profile). ``python -m bench.cpu_profile``.
@@ -50,7 +51,7 @@ from gbxcule.core import isa
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "cpu-profile"
 FRAME_CYCLES = 70224
-DEFAULT_ROMS = "busy,game,loop-wram,loop-rom0,loop-romx,loop-io,loop-vram,loop-mbc"
+DEFAULT_ROMS = "busy,game,loop-wram,loop-rom0,loop-romx,loop-io,loop-vram,loop-mbc,loop-wram-code"
 
 # name -> (source address, destination address, the third instruction of the loop)
 LOOP_VARIANTS = {
@@ -60,6 +61,7 @@ LOOP_VARIANTS = {
     "loop-io": ("$C000", "$C100", "ldh a, [$44]"),  # an LY read instead of the XOR
     "loop-vram": ("$C000", "$9800", "xor $5A"),  # writes to the BG map
     "loop-mbc": ("$C000", "$2000", "xor $5A"),  # writes to the MBC1 bank register
+    "loop-wram-code": ("$C000", "$C100", "xor $5A", True),  # loop-wram's loop run from WRAM
 }
 
 
@@ -68,10 +70,11 @@ def mnemonic(k: int) -> str:
     return isa.CB[k - 256].text if k >= 256 else isa.BASE[k].text
 
 
-def loop_source(src: str, dst: str, op: str) -> str:
-    return f"""
-SECTION "main", ROM0[$0150]
-Main:
+def loop_source(src: str, dst: str, op: str, in_wram: bool = False) -> str:
+    """The copy loop; ``in_wram``: copied to $D000 first and run from there (code fetched
+    through the bus, as games run routines they copy to RAM)."""
+    loop = f"""
+Loop:
     ld hl, {src}
     ld de, {dst}
     ld b, 0
@@ -83,8 +86,25 @@ Main:
     inc de
     dec b
     jr nz, .copy
-    jr Main
+    jr Loop
+LoopEnd:
 """
+    if not in_wram:
+        return f'SECTION "main", ROM0[$0150]\nMain:\n{loop}'
+    return f"""
+SECTION "main", ROM0[$0150]
+Main:
+    ld hl, Loop
+    ld de, $D000
+    ld c, LoopEnd - Loop
+.move:
+    ld a, [hl+]
+    ld [de], a
+    inc de
+    dec c
+    jr nz, .move
+    jp $D000
+{loop}"""
 
 
 def loop_rom_path(name: str) -> str:

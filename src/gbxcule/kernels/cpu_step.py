@@ -26,8 +26,21 @@ from gbxcule.kernels.cpu import (
     write_phase,
 )
 from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem, cpu_fast_mem_direct
-from gbxcule.kernels.cpu_regs import CpuRegs, copy_regs, load_regs, reload_regs, store_regs
-from gbxcule.kernels.fetch import fetch, fetch_rom_or_outlined, is_illegal, rom_code_at
+from gbxcule.kernels.cpu_regs import (
+    CpuRegs,
+    copy_regs,
+    load_regs,
+    reg_hl,
+    reload_regs,
+    store_regs,
+)
+from gbxcule.kernels.fetch import (
+    fetch,
+    fetch_outside_rom,
+    fetch_rom_or_outlined,
+    is_illegal,
+    rom_code_at,
+)
 from gbxcule.kernels.state import LOCKED, Machine
 
 wp.set_module_options({"enable_backward": False})
@@ -87,24 +100,28 @@ RUN_BAIL = 2  # the last instruction bailed (PyBoy's bail)
 RUN_SYNCED = 3  # a slice ended, its units synced, and the next one is not plain
 
 
-def make_cpu_run_fast(module: str | None, end_slice):
+def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True):
     """``cpu_run_fast``: the CPU dispatch's instruction loop (kernels/step_cpu.py), the fast
     paths by opcode (``fast_by_opcode``) on code in the mapped ROM banks, as one out-of-line
     function of its own: clang allocates its registers for the fast paths alone, not for
-    the whole slice with its unit syncs and general decode.
+    the whole slice with its unit syncs and general decode. ``in_rom=False``:
+    ``cpu_run_fast_ram``, the same on code outside ROM (fetched through the bus, as
+    ``fetch_outside_rom`` does), a function of its own too: one loop for both, or a call
+    for that fetch in this one, cost code in ROM 8-11 % (history/cpu-instruction-count.md).
 
     ``cpu_tick`` calls it only where nothing a fast path does can make it wrong, so the loop
     tests none of it per instruction: no ``stop_pc`` (the boot's), the boot ROM unmapped,
     no EI countdown (no fast path starts one: EI is general) and the fast paths on. Mapper
     and boot-ROM writes bail, so the banks hold for the run. It returns ``RUN_SLOW`` at the
-    first instruction that is not the fast paths' or not in ROM, before running it. Where
+    first instruction that is not the fast paths' or not in its memory (ROM, or outside
+    it), before running it. Where
     a slice ends it calls ``end_slice`` (``cpu_tick``'s slice end, out of line: the unit
     syncs, then the next slice's end cycle, or -1 if the next slice is not plain) and runs
     on. Busy ROM -24 %, game-like -13 %, demo -1 %; the slice end here, not by returning
     to ``cpu_tick``: -10 % / -3 % more (history/cpu-instruction-count.md)."""
     fast_paths = make_fast_by_opcode(make_fast_paths(cpu_fast_mem, module), module)
 
-    @wp.func(inline=False, name="cpu_run_fast", module=module)
+    @wp.func(inline=False, name="cpu_run_fast" if in_rom else "cpu_run_fast_ram", module=module)
     def cpu_run_fast(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], end: wp.int64) -> wp.int64:
         """Run instructions until an instruction bails, the next one is not the run's or a
         slice ends with a next slice that is not plain (the slice's end cycle ``end``);
@@ -113,10 +130,17 @@ def make_cpu_run_fast(module: str | None, end_slice):
         copy_regs(regs, r)
         out = RUN_END
         while r.cycles < end:
-            if r.pc + 2 >= 0x8000:
-                out = RUN_SLOW
-                break
-            fetched = rom_code_at(m, r.pc, r.rom_lo, r.rom_hi)
+            fetched = wp.int32(0)
+            if wp.static(in_rom):
+                if r.pc + 2 >= 0x8000:
+                    out = RUN_SLOW
+                    break
+                fetched = rom_code_at(m, r.pc, r.rom_lo, r.rom_hi)
+            else:
+                if r.pc + 2 < 0x8000:
+                    out = RUN_SLOW
+                    break
+                fetched = fetch_outside_rom(m, i, r.pc, r.cycles, reg_hl(r))
             op = fetched & 0xFF
             n1 = (fetched >> 8) & 0xFF
             fast = wp.int32(0)

@@ -244,8 +244,8 @@ class StepFeatures:
         """The functions this shape calls for: (cpu_step, check_interrupts, sync_units,
         halt_through_lcd), inlined or out-of-line copies."""
         if self.opcode_dispatch:
-            # without hooks the fast paths by opcode run in cpu_run_fast, and this step
-            # only gets what they leave (code outside ROM, the general decode)
+            # without hooks the fast paths by opcode run in cpu_run_fast(_ram), and this
+            # step only gets what they leave (the general decode; the boot; EI countdowns)
             step = make_cpu_step(module=self.module, by_opcode=self.hooks)
             return step, check_interrupts, sync_units, halt_through_lcd
         if not self.units_out_of_line:
@@ -287,8 +287,11 @@ def _make_end_slice(sync_fn, module: str | None):
 def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
     # the CPU dispatch's instruction loop (kernels/cpu_step.py); hooks test every fetch
     run_fast = None
+    run_ram = None
     if features.opcode_dispatch and not features.hooks:
-        run_fast = make_cpu_run_fast(features.module, _make_end_slice(sync_fn, features.module))
+        end_slice = _make_end_slice(sync_fn, features.module)
+        run_fast = make_cpu_run_fast(features.module, end_slice)
+        run_ram = make_cpu_run_fast(features.module, end_slice, in_rom=False)
 
     @wp.func(name="cpu_tick", module=features.module)
     def cpu_tick(m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int) -> int:
@@ -298,8 +301,9 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
         a plain continuation (``next_slice_is_plain``), the slice's end (``sync_units``)
         runs here and the instructions go on with the registers kept in locals: the same
         sequence as returning to ``run_frame``. The last such sync sets ``TICK_SYNCED``.
-        The CPU dispatch (no hooks) runs the instructions in ROM that the fast paths take
-        through ``cpu_run_fast`` (kernels/cpu_step.py), and ``cpu_step`` the rest.
+        The CPU dispatch (no hooks) runs the instructions that the fast paths take through
+        ``cpu_run_fast`` (code in ROM) or ``cpu_run_fast_ram`` (kernels/cpu_step.py), and
+        ``cpu_step`` the rest.
 
         Hooks: a fetch at a hooked address bails before the instruction (PyBoy's BRK) and
         sets ``HOOK_SS``; a single-step slice (``HOOK_SS`` set at entry) runs the
@@ -343,13 +347,16 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
                 if wp.static(run_fast is not None):
                     ran = RUN_SLOW
                     if (
-                        r.pc + 2 < 0x8000
-                        and r.ime_delay == 0
+                        r.ime_delay == 0
                         and stop_pc < 0
                         and m.cpu_fast_paths != 0
                         and i32[i, BOOT_ON] == 0
                     ):
-                        ended = wp.static(run_fast)(m, i, r, end)
+                        ended = wp.int64(0)
+                        if r.pc + 2 < 0x8000:
+                            ended = wp.static(run_fast)(m, i, r, end)
+                        else:
+                            ended = wp.static(run_ram)(m, i, r, end)
                         ran = wp.int32(ended & wp.int64(3))
                         end = ended >> wp.int64(2)
                     if ran == RUN_SYNCED:
