@@ -79,8 +79,8 @@ def materialize(name: str, tmp: Path) -> Tree:
 
 
 def resolve_rom(rom: str) -> str:
-    """``demo``, ``busy`` or ``game`` as its ROM file (bench/sweep.py's names), else a path
-    to a ROM file that must exist."""
+    """A bench ROM name (``demo``, ``busy``, ``game``, a ``loop-*``: bench/sweep.py's
+    ``resolve_rom``) as its ROM file, else a path to a ROM file that must exist."""
     from bench.sweep import resolve_rom as named_or_path
 
     path = named_or_path(rom)

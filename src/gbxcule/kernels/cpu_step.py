@@ -114,10 +114,9 @@ def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True):
     no EI countdown (no fast path starts one: EI is general) and the fast paths on. Mapper
     and boot-ROM writes bail, so the banks hold for the run. It returns ``RUN_SLOW`` at the
     first instruction that is not the fast paths' or not in its memory (ROM, or outside
-    it), before running it. Where
-    a slice ends it calls ``end_slice`` (``cpu_tick``'s slice end, out of line: the unit
-    syncs, then the next slice's end cycle, or -1 if the next slice is not plain) and runs
-    on. Busy ROM -24 %, game-like -13 %, demo -1 %; the slice end here, not by returning
+    it), before running it. Where a slice ends it calls ``end_slice`` (``cpu_tick``'s slice
+    end, out of line: the unit syncs, then the next slice's end cycle, or -1 if the next
+    slice is not plain) and runs on. Busy ROM -24 %, game-like -13 %, demo -1 %; the slice end here, not by returning
     to ``cpu_tick``: -10 % / -3 % more (history/cpu-instruction-count.md)."""
     fast_paths = make_fast_by_opcode(make_fast_paths(cpu_fast_mem, module), module)
 

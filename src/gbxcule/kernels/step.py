@@ -430,12 +430,11 @@ def _make_run_frame(features: StepFeatures, cpu_tick, sync_fn, halt_fn):
 
 def _make_kernel(features: StepFeatures, run_frame):
     module = features.module
+    options = step_module_options(opcode_dispatch=features.opcode_dispatch)
     unique_options = {}
     if module == "unique":
-        options = step_module_options(opcode_dispatch=features.opcode_dispatch)
         unique_options = {"module_options": options}
     elif module is not None:
-        options = step_module_options(opcode_dispatch=features.opcode_dispatch)
         wp.set_module_options(options, module=module)
 
     @wp.func(name="step_env", module=features.module, inline=True)
