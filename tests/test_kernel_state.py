@@ -17,7 +17,7 @@ from gbxcule.backends.warp_base import (
     rom_code_words,
 )
 from gbxcule.kernels import state
-from gbxcule.kernels.state import CYCLES, PC, Machine, env_view
+from gbxcule.kernels.state import CYCLES, PC, ROM_CODE_PAD, Machine, env_view
 
 pytestmark = pytest.mark.l1
 
@@ -84,11 +84,12 @@ def test_env_view_writes_reach_only_that_env(layout):
 def test_rom_code_packs_three_bytes_little_endian():
     rom = np.array([0x01, 0x02, 0x03, 0xFE, 0xFF], dtype=np.uint8)
     words = rom_code_words(rom)
-    assert words.dtype == np.int32 and len(words) == len(rom)
-    assert words.tolist() == [0x030201, 0xFE0302, 0xFFFE03, 0x00FFFE, 0x0000FF]
+    assert words.dtype == np.int32 and len(words) == ROM_CODE_PAD + len(rom)
+    packed = [0x030201, 0xFE0302, 0xFFFE03, 0x00FFFE, 0x0000FF]
+    assert words.tolist() == [packed[0]] * ROM_CODE_PAD + packed
     image = build_rom('SECTION "main", ROM0[$0150]\n    ld hl, $BEEF\n')
     arr = np.frombuffer(image, dtype=np.uint8)
     m = allocate_machine(
         1, rom=arr, boot=np.zeros(256, np.uint8), cart=cart_config(image)[1], device="cpu"
     )
-    assert m.rom_code.numpy()[0x150] == 0xBEEF21  # LD HL,n16 = $21, then $EF $BE
+    assert m.rom_code.numpy()[ROM_CODE_PAD + 0x150] == 0xBEEF21  # LD HL,n16 = $21, then $EF $BE

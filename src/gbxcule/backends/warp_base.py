@@ -30,6 +30,7 @@ import warp as wp
 from gbxcule.core.cartridge import RAM_BANK_SIZE, CartridgeError, CartridgeHeader
 from gbxcule.core.memory_layout import row_bytes
 from gbxcule.kernels.mbc import MBC_KIND_BY_NAME
+from gbxcule.kernels.state import ROM_CODE_PAD
 
 MEM_LAYOUTS = ("env_major", "interleaved")
 SHARED_FIELDS = ("rom", "rom_code", "boot")
@@ -134,10 +135,12 @@ def cart_config(rom: bytes, *, allow_bad_logo: bool = False) -> tuple[CartridgeH
 
 
 def rom_code_words(rom: np.ndarray) -> np.ndarray:
-    """int32 ``[len(rom)]``: the ROM's bytes ``k``, ``k+1``, ``k+2`` packed little-endian
-    (``Machine.rom_code``), zeros past the end."""
+    """int32 ``[ROM_CODE_PAD + len(rom)]`` (``Machine.rom_code``): at ``ROM_CODE_PAD + k`` the
+    ROM's bytes ``k``, ``k+1``, ``k+2`` packed little-endian, zeros past the end; before
+    them ``ROM_CODE_PAD`` copies of word 0 (kernels/fetch.py, ``rom_code_at``)."""
     r = np.concatenate([np.asarray(rom, dtype=np.uint8).astype(np.int32), np.zeros(2, np.int32)])
-    return r[:-2] | (r[1:-1] << 8) | (r[2:] << 16)
+    words = r[:-2] | (r[1:-1] << 8) | (r[2:] << 16)
+    return np.concatenate([np.full(ROM_CODE_PAD, words[0], np.int32), words])
 
 
 def allocate_machine(

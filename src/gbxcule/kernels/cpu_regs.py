@@ -17,6 +17,7 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.kernels.bus import HRAM_BASE, bus_read_at, bus_write_at
+from gbxcule.kernels.mbc import rom_read
 from gbxcule.kernels.memmap import wram_index
 from gbxcule.kernels.state import (
     CYCLES,
@@ -34,6 +35,7 @@ from gbxcule.kernels.state import (
     REG_L,
     ROM_BANK,
     ROM_BANK_LOW,
+    ROM_CODE_PAD,
     SP,
     Machine,
 )
@@ -91,8 +93,8 @@ def reload_regs(m: wp.ref[Machine], i: int, r: wp.ref[CpuRegs]):
     r.ime = i32[i, IME]
     r.ime_delay = i32[i, IME_DELAY]
     r.cycles = m.i64[i, CYCLES]
-    r.rom_lo = i32[i, ROM_BANK_LOW] * 0x4000
-    r.rom_hi = i32[i, ROM_BANK] * 0x4000 - 0x4000
+    r.rom_lo = i32[i, ROM_BANK_LOW] * 0x4000 + ROM_CODE_PAD
+    r.rom_hi = i32[i, ROM_BANK] * 0x4000 - 0x4000 + ROM_CODE_PAD
 
 
 @wp.func
@@ -203,6 +205,11 @@ def publish_for_bus(m: wp.ref[Machine], i: int, at: wp.int64, hl: int):
 
 @wp.func(inline=False)  # one out-of-line copy: inlined at every call site, ptxas took 4x longer
 def bus_in_slow(m: wp.ref[Machine], i: int, hl: int, at: wp.int64, addr: int, off: int) -> int:
+    if addr < 0x8000:
+        # ROM reads neither sync nor see the cycle, HL or access offset: read before
+        # publishing them (a game's table lookups in banked ROM; the early return also
+        # skips the call's register saves on the CPU)
+        return rom_read(m, i, addr)
     publish_for_bus(m, i, at, hl)
     return bus_read_at(m, i, addr, off)
 

@@ -23,7 +23,7 @@ import warp as wp
 from gbxcule.core.memory_layout import OAM_OFF
 from gbxcule.core.pyboy_state import OamDmaState
 from gbxcule.kernels.ioregs import DMA, LCDC, host_io, raise_interrupt, reg, set_reg
-from gbxcule.kernels.memmap import mem_read
+from gbxcule.kernels.memmap import mem_read, wram_index
 from gbxcule.kernels.ppu import TRANS_START_MODE2, lcd_mode, lcd_sync_outlined, oam_store
 from gbxcule.kernels.state import (
     ACCESS_OFFSET,
@@ -35,8 +35,10 @@ from gbxcule.kernels.state import (
     LCD_FIRST_FRAME,
     LCD_TARGET,
     LCD_TRANSITION,
+    OAM_LINES_OK,
     REG_H,
     REG_L,
+    VLOG_LINE,
     Machine,
     MachineState,
     put_fields,
@@ -65,6 +67,14 @@ def dma_sync(m: wp.ref[Machine], i: int, offset: int):
     if source >= 0xFE:
         source -= 0x20
     index = i32[i, DMA_INDEX]
+    if source >= 0xC0 and index < due and i32[i, VLOG_LINE] == 0:
+        # from WRAM (or its echo) with no video log: what mem_read and oam_store do there
+        mem = m.mem
+        src = wram_index(source << 8)
+        while index < due:
+            mem[i, OAM_BASE + index] = mem[i, src + index]
+            index += 1
+        i32[i, OAM_LINES_OK] = 0
     while index < due:
         oam_store(m, i, index, mem_read(m, i, (source << 8) | index))
         index += 1

@@ -75,9 +75,10 @@ def rom_code_at(m: wp.ref[Machine], pc: int, lo: int, hi: int) -> int:
     """``fetch`` of code in the mapped ROM banks (PC + 2 below 0x8000, no boot ROM mapped
     over it): the ``rom_code`` entry at ``lo + pc`` or ``hi + pc``."""
     # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
-    # neighbour exactly like this.
+    # neighbour exactly like this. ``ROM_CODE_PAD`` in lo and hi keeps the index >= 0 even
+    # for bank 0 there; the mask tells the compiler so (no negative-index wrap to test).
     k = wp.where(pc + 2 < 0x4000, lo, hi) + pc
-    return m.rom_code[wp.max(k, 0)]
+    return m.rom_code[k & 0x7FFFFFFF]
 
 
 @wp.func

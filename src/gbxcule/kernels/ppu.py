@@ -72,11 +72,9 @@ from gbxcule.kernels.state import (
     LCD_TO_FRAME,
     LCD_TO_IRQ,
     LCD_TRANSITION,
-    OAM_LINES0,
-    OAM_LINES1,
-    OAM_LINES2,
+    OAM_BAND0,
+    OAM_BANDS,
     OAM_LINES_OK,
-    OAM_SCAN_END,
     VLOG_LINE,
     WIN_ACTIVE,
     WIN_LINE,
@@ -229,35 +227,21 @@ def lcdc_write(m: wp.ref[Machine], i: int, value: int) -> int:
 
 @wp.func
 def oam_lines_build(m: wp.ref[Machine], i: int):
-    """Summarise OAM's Y bytes in ``oam_lines0..2`` and ``oam_scan_end`` (kernels/state.py)."""
+    """Summarise OAM's Y bytes in ``oam_band0..9`` (kernels/state.py)."""
     mem = m.mem
-    tall = wp.uint64(0xFFFF)  # 16 lines: covers both object heights
-    w0 = wp.uint64(0)
-    w1 = wp.uint64(0)
-    w2 = wp.uint64(0)
-    end = wp.int32(0)
+    i64 = m.i64
+    for b in range(OAM_BANDS):
+        i64[i, OAM_BAND0 + b] = wp.int64(0)
+    bit = wp.int64(1)  # entry k's
     for k in range(40):
         y = int(mem[i, OAM_BASE + 4 * k])  # the object covers p = LY + 16 in y .. y + 15
         if y > 0 and y < SCREEN_H + 16:
-            end = k + 1
-            shift = y & 63
-            low = tall << wp.uint64(shift)
-            high = wp.uint64(0)
-            if shift > 48:
-                high = tall >> wp.uint64(64 - shift)
-            if y < 64:
-                w0 = w0 | low
-                w1 = w1 | high
-            elif y < 128:
-                w1 = w1 | low
-                w2 = w2 | high
-            else:
-                w2 = w2 | low
-    i64 = m.i64
-    i64[i, OAM_LINES0] = wp.int64(w0)
-    i64[i, OAM_LINES1] = wp.int64(w1)
-    i64[i, OAM_LINES2] = wp.int64(w2)
-    m.i32[i, OAM_SCAN_END] = end
+            first = y >> 4
+            i64[i, OAM_BAND0 + first] = i64[i, OAM_BAND0 + first] | bit
+            last = (y + 15) >> 4
+            if last != first and last < OAM_BANDS:
+                i64[i, OAM_BAND0 + last] = i64[i, OAM_BAND0 + last] | bit
+        bit = bit << wp.int64(1)
     m.i32[i, OAM_LINES_OK] = 1
 
 
@@ -274,18 +258,15 @@ def oam_store(m: wp.ref[Machine], i: int, index: int, value: int):
 
 
 @wp.func
-def oam_may_cover(m: wp.ref[Machine], i: int, ly: int) -> int:
-    """0 when no OAM entry can be on visible line ``ly`` (so its sprite scan finds none)."""
+def oam_candidates(m: wp.ref[Machine], i: int, ly: int) -> wp.uint64:
+    """Bit k set for each OAM entry that may be on line ``ly`` (every entry below it is
+    not): its band's mask, or all 40 entries below the screen (no band there)."""
+    p = ly + 16
+    if p >> 4 >= OAM_BANDS:
+        return wp.uint64(0xFFFFFFFFFF)
     if m.i32[i, OAM_LINES_OK] == 0:
         oam_lines_build(m, i)
-    p = ly + 16
-    i64 = m.i64
-    word = i64[i, OAM_LINES0]
-    if p >= 128:
-        word = i64[i, OAM_LINES2]
-    elif p >= 64:
-        word = i64[i, OAM_LINES1]
-    return int((wp.uint64(word) >> wp.uint64(p & 63)) & wp.uint64(1))
+    return wp.uint64(m.i64[i, OAM_BAND0 + (p >> 4)])
 
 
 @wp.func
@@ -295,8 +276,11 @@ def sprite_penalty(m: wp.ref[Machine], i: int, ly: int) -> int:
     lcdc = reg(m, i, LCDC)
     if (lcdc & 0x02) == 0:
         return 0
-    if oam_may_cover(m, i, ly) == 0:
-        return 0  # what the scan below returns when it counts no object
+    one = wp.uint64(1)
+    zero = wp.uint64(0)
+    left = oam_candidates(m, i, ly)  # the scan below counts no object outside it
+    if left == zero:
+        return 0
     height = 8
     if (lcdc & 0x04) != 0:
         height = 16
@@ -307,10 +291,9 @@ def sprite_penalty(m: wp.ref[Machine], i: int, ly: int) -> int:
     seen0 = wp.uint64(0)
     seen1 = wp.uint64(0)
     seen2 = wp.uint64(0)
-    one = wp.uint64(1)
-    zero = wp.uint64(0)
-    for k in range(m.i32[i, OAM_SCAN_END]):  # the entries after it are all off screen
-        if count < 10:
+    k = wp.int32(0)
+    while left != zero and count < 10:  # the entries in OAM order, as PyBoy scans them
+        if (left & one) != zero:
             y = int(mem[i, OAM_BASE + 4 * k]) - 16
             if y <= ly and ly < y + height:
                 x = int(mem[i, OAM_BASE + 4 * k + 1])
@@ -338,6 +321,8 @@ def sprite_penalty(m: wp.ref[Machine], i: int, ly: int) -> int:
                         if alignment > 0:
                             penalty += alignment
                 count += 1
+        left = left >> one
+        k += 1
     if count > 0 and groups == 0:
         return -4  # only off-screen objects: one machine cycle shorter
     if count == 0:
@@ -614,10 +599,7 @@ LCD_UNSAVED = frozenset(
         "frame_video",
         "video_log",
         "oam_lines_ok",  # the sprite-line cache, rebuilt from OAM
-        "oam_lines0",
-        "oam_lines1",
-        "oam_lines2",
-        "oam_scan_end",
+        *(f"oam_band{b}" for b in range(10)),
     }
 )
 # Unsaved fields where a PyBoy that loaded the post-boot snapshot (the oracle's reset)

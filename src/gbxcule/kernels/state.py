@@ -90,8 +90,7 @@ I32_FIELDS = (
     "joy_dir",  # directional nibble, 0 = pressed
     "joy_std",  # standard nibble, 0 = pressed
     # ---- derived caches (0 = stale; rebuilt from the state they summarise) -------
-    "oam_lines_ok",  # 1 while oam_lines0..2 and oam_scan_end describe OAM (OAM writes clear it)
-    "oam_scan_end",  # 1 + the last OAM entry whose Y byte can put it on screen (0: none)
+    "oam_lines_ok",  # 1 while oam_band0..9 describe OAM (OAM writes clear it)
 )
 
 # ``Machine.i32`` has ``HOOK_WORDS`` more columns after these: each env's event-hook row
@@ -112,11 +111,10 @@ I64_FIELDS = (
     "ser_target",
     "ser_to_irq",
     "dma_start",
-    # bit p of the 192-bit mask (p = LY + 16) is set when some OAM entry's Y byte lies in
-    # p - 15 .. p: the lines a 16-pixel-tall object could touch (ppu.sprite_penalty)
-    "oam_lines0",
-    "oam_lines1",
-    "oam_lines2",
+    # bit k of oam_band<b> is set when OAM entry k's Y byte lies in p - 15 .. p for some p
+    # (= LY + 16) in 16 * b .. 16 * b + 15: the entries a line's sprite scan must look at,
+    # as 16-pixel-tall objects (ppu.sprite_penalty)
+    *(f"oam_band{b}" for b in range(10)),
 )
 
 
@@ -185,7 +183,6 @@ DMA_INDEX = _col(I32_FIELDS, "dma_index")
 JOY_DIR = _col(I32_FIELDS, "joy_dir")
 JOY_STD = _col(I32_FIELDS, "joy_std")
 OAM_LINES_OK = _col(I32_FIELDS, "oam_lines_ok")
-OAM_SCAN_END = _col(I32_FIELDS, "oam_scan_end")
 
 # ---- columns of m.i64 ---------------------------------------------------------
 CYCLES = _col(I64_FIELDS, "cycles")
@@ -200,17 +197,22 @@ SER_LAST = _col(I64_FIELDS, "ser_last")
 SER_TARGET = _col(I64_FIELDS, "ser_target")
 SER_TO_IRQ = _col(I64_FIELDS, "ser_to_irq")
 DMA_START = _col(I64_FIELDS, "dma_start")
-OAM_LINES0 = _col(I64_FIELDS, "oam_lines0")
-OAM_LINES1 = _col(I64_FIELDS, "oam_lines1")
-OAM_LINES2 = _col(I64_FIELDS, "oam_lines2")
+OAM_BAND0 = _col(I64_FIELDS, "oam_band0")  # oam_band<b> is column OAM_BAND0 + b
+OAM_BANDS = wp.constant(10)
+
+
+# Entries before ROM byte 0 in ``Machine.rom_code``, copies of its first word: the fetch at
+# 0x3FFE/0x3FFF with bank 0 mapped at 0x4000 indexes 2 before it (kernels/fetch.py).
+ROM_CODE_PAD = wp.constant(2)
 
 
 @wp.struct
 class Machine:
     # ---- shared, read-only -------------------------------------------------
     rom: wp.array(dtype=wp.uint8)  # one copy of the cartridge ROM for all envs
-    # rom_code[k] = rom[k] | rom[k+1] << 8 | rom[k+2] << 16 (0 past the end): an instruction
-    # fetched from ROM is one load (kernels/fetch.py). Built from rom by warp_base.
+    # rom_code[ROM_CODE_PAD + k] = rom[k] | rom[k+1] << 8 | rom[k+2] << 16 (0 past the end):
+    # an instruction fetched from ROM is one load (kernels/fetch.py). Built from rom by
+    # warp_base (rom_code_words).
     rom_code: wp.array(dtype=wp.int32)
     boot: wp.array(dtype=wp.uint8)  # 256-byte boot ROM mapped at 0x0000 until FF50 is written
     # ---- per-env RAM: [N, row_bytes], see core/memory_layout.py -----------
