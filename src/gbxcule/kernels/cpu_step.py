@@ -155,7 +155,7 @@ def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True):
                 out = RUN_BAIL
                 break
             if r.cycles >= end:
-                next_end = wp.static(end_slice)(m, i, r.cycles, r.ime_delay)
+                next_end = wp.static(end_slice)(m, i, r.cycles)
                 if next_end < wp.int64(0):
                     out = RUN_SYNCED
                     break

@@ -271,13 +271,17 @@ def make_step_kernel(features: StepFeatures):
 
 def _make_end_slice(sync_fn, module: str | None):
     @wp.func(inline=False, name="end_slice", module=module)
-    def end_slice(m: wp.ref[Machine], i: int, cycles: wp.int64, ime_delay: int) -> wp.int64:
+    def end_slice(m: wp.ref[Machine], i: int, cycles: wp.int64) -> wp.int64:
         """``cpu_tick``'s end of a slice at ``cycles``, for ``cpu_run_fast``: the units
-        synced, then the next slice's end cycle if it is plain (``next_slice_is_plain``),
-        else -1."""
+        synced, then the next slice's end cycle if it is plain, else -1.
+
+        ``next_slice_is_plain`` where the run stands: no EI countdown (the run starts
+        without one and EI is not its), not halted and not locked (HALT and the illegal
+        opcodes are not its either), so what is left to test is the frame's end and a
+        pending interrupt."""
         m.i64[i, CYCLES] = cycles
         wp.static(sync_fn)(m, i)
-        if next_slice_is_plain(m, i, ime_delay) == 0:
+        if m.i32[i, FRAME_DONE] != 0 or pending_interrupts(m, i) != 0:
             return wp.int64(-1)
         return cycles + slice_target(m, i)
 
