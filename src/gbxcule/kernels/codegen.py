@@ -14,6 +14,14 @@ did nothing for the field decode, but once the CPU's own kernel dispatched by op
 (kernels/step_cpu.py) it took 4 % off the busy and game-like ROMs and 2 % off the demo
 game, with the same build time (history/cpu-instruction-count.md).
 
+The CPU run's instruction loop (kernels/cpu_step.py, ``cpu_run_fast``) is an innermost
+loop, and where its head falls in a 64-byte line moved its time by up to 12 % from build to
+build: a change anywhere in the module shifts the function, and identical loop code ran
+7 % slower on the busy ROM after an unrelated timer edit. Innermost loops aligned to 64
+bytes keep the head where the fastest builds had it (A/B against such a build: busy ROM
++0.6 %, game-like -0.9 %, demo -1.6 %; the timer edit then within 2 %); 32 bytes did worse
+(history/cpu-instruction-count.md).
+
 These are codegen choices only: the same source, the same results (every test runs on
 them). They touch CPU builds only; CUDA's options are Warp's defaults, unchanged.
 ``GBXCULE_CPU_CODEGEN=plain`` in the environment builds with Warp's defaults instead,
@@ -28,7 +36,9 @@ import os
 import warp as wp
 
 # what the CPU build of the step kernel adds to Warp's clang flags (-mllvm: an LLVM option)
-CPU_TUNING_FLAGS = "-O3 -mllvm -min-jump-table-entries=5"
+CPU_TUNING_FLAGS = (
+    "-O3 -mllvm -min-jump-table-entries=5 -mllvm -x86-experimental-pref-innermost-loop-alignment=6"
+)
 CODEGEN_ENV = "GBXCULE_CPU_CODEGEN"
 CODEGENS = ("tuned", "plain")
 # the Warp modules of the plain step kernel, the GPU shape (kernels/step_cuda.py) and the

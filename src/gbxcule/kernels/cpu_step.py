@@ -127,6 +127,9 @@ def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True):
         returns the end cycle of the slice it stopped in << 2 | ``RUN_*``."""
         r = CpuRegs()  # a copy in locals: ``regs`` is the caller's, in its memory
         copy_regs(regs, r)
+        # rom_code as a view built here: its stride is the compiler's constant, not a
+        # field loaded and multiplied on the way from one PC to the next
+        code = wp.array(ptr=m.rom_code_ptr, shape=(m.rom_code.shape[0],), dtype=wp.int32)
         out = RUN_END
         while r.cycles < end:
             fetched = wp.int32(0)
@@ -134,7 +137,7 @@ def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True):
                 if r.pc + 2 >= 0x8000:
                     out = RUN_SLOW
                     break
-                fetched = rom_code_at(m, r.pc, r.rom_lo, r.rom_hi)
+                fetched = rom_code_at(code, r.pc, r.rom_lo, r.rom_hi)
             else:
                 if r.pc + 2 < 0x8000:
                     out = RUN_SLOW

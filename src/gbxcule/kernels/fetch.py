@@ -71,14 +71,14 @@ def is_illegal(op: int) -> int:
 
 
 @wp.func
-def rom_code_at(m: wp.ref[Machine], pc: int, lo: int, hi: int) -> int:
+def rom_code_at(code: wp.array(dtype=wp.int32), pc: int, lo: int, hi: int) -> int:
     """``fetch`` of code in the mapped ROM banks (PC + 2 below 0x8000, no boot ROM mapped
-    over it): the ``rom_code`` entry at ``lo + pc`` or ``hi + pc``."""
+    over it): the entry of ``code`` (``Machine.rom_code``) at ``lo + pc`` or ``hi + pc``."""
     # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
     # neighbour exactly like this. ``ROM_CODE_PAD`` in lo and hi keeps the index >= 0 even
     # for bank 0 there; the mask tells the compiler so (no negative-index wrap to test).
     k = wp.where(pc + 2 < 0x4000, lo, hi) + pc
-    return m.rom_code[k & 0x7FFFFFFF]
+    return code[k & 0x7FFFFFFF]
 
 
 @wp.func
@@ -92,7 +92,7 @@ def fetch_rom(m: wp.ref[Machine], i: int, pc: int, lo: int, hi: int) -> int:
         if m.i32[i, BOOT_ON] != 0:
             b0 = rom_read(m, i, pc)
             return b0 | (rom_read(m, i, pc + 1) << 8) | (rom_read(m, i, pc + 2) << 16)
-    return rom_code_at(m, pc, lo, hi)
+    return rom_code_at(m.rom_code, pc, lo, hi)
 
 
 @wp.func

@@ -83,15 +83,15 @@ def timer_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
     i64[i, TIM_LAST] = cycles
     tac = reg(m, i, TAC)
     enabled = (tac & 4) != 0
+    counter = i32[i, TIM_COUNTER]
+    if i32[i, TIM_RELOAD] == 0 and not enabled:  # the divider alone (timer off)
+        i32[i, TIM_COUNTER] = int((wp.int64(counter) + delta) & wp.int64(0xFFFF))
+        i64[i, TIM_TO_IRQ] = NEVER
+        return 0
     period = 2 * timer_bit(tac)
     period64 = wp.int64(period)
     shift = timer_period_shift(tac)
-    counter = i32[i, TIM_COUNTER]
     if i32[i, TIM_RELOAD] == 0:
-        if not enabled:
-            i32[i, TIM_COUNTER] = int((wp.int64(counter) + delta) & wp.int64(0xFFFF))
-            i64[i, TIM_TO_IRQ] = NEVER
-            return 0
         end = wp.int64(counter) + delta
         edges = (end >> shift) - (wp.int64(counter) >> shift)
         tima = reg(m, i, TIMA)
