@@ -184,7 +184,6 @@ def allocate_machine(
                 )
             interleaved = mem_layout == "interleaved" and name in INTERLEAVABLE
             setattr(m, name, _per_env_zeros(num_envs, trailing, vtype.dtype, device, interleaved))
-    m.rom_code_ptr = m.rom_code.ptr
     return m
 
 

@@ -129,7 +129,7 @@ def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True):
         copy_regs(regs, r)
         # rom_code as a view built here: its stride is the compiler's constant, not a
         # field loaded and multiplied on the way from one PC to the next
-        code = wp.array(ptr=m.rom_code_ptr, shape=(m.rom_code.shape[0],), dtype=wp.int32)
+        code = wp.array(ptr=m.rom_code.ptr, shape=(m.rom_code.shape[0],), dtype=wp.int32)
         out = RUN_END
         while r.cycles < end:
             fetched = wp.int32(0)

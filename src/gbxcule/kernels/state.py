@@ -214,9 +214,6 @@ class Machine:
     # an instruction fetched from ROM is one load (kernels/fetch.py). Built from rom by
     # warp_base (rom_code_words).
     rom_code: wp.array(dtype=wp.int32)
-    # rom_code's data pointer (warp_base sets it): the CPU run's view of rom_code built in
-    # the kernel has a stride the compiler knows (kernels/cpu_step.py, cpu_run_fast)
-    rom_code_ptr: wp.uint64
     boot: wp.array(dtype=wp.uint8)  # 256-byte boot ROM mapped at 0x0000 until FF50 is written
     # ---- per-env RAM: [N, row_bytes], see core/memory_layout.py -----------
     mem: wp.array2d(dtype=wp.uint8)
@@ -271,7 +268,6 @@ def env_view(m: Machine, i: int) -> Machine:
     v = Machine()
     v.rom = m.rom
     v.rom_code = m.rom_code
-    v.rom_code_ptr = m.rom_code_ptr
     v.boot = m.boot
     v.mem = m.mem[i : i + 1]
     v.i32 = m.i32[i : i + 1]
