@@ -203,15 +203,20 @@ def publish_for_bus(m: wp.ref[Machine], i: int, at: wp.int64, hl: int):
     m.i32[i, REG_L] = hl & 0xFF
 
 
+@wp.func(inline=False)
+def bus_in_published(m: wp.ref[Machine], i: int, hl: int, at: wp.int64, addr: int, off: int) -> int:
+    publish_for_bus(m, i, at, hl)
+    return bus_read_at(m, i, addr, off)
+
+
 @wp.func(inline=False)  # one out-of-line copy: inlined at every call site, ptxas took 4x longer
 def bus_in_slow(m: wp.ref[Machine], i: int, hl: int, at: wp.int64, addr: int, off: int) -> int:
     if addr < 0x8000:
-        # ROM reads neither sync nor see the cycle, HL or access offset: read before
-        # publishing them (a game's table lookups in banked ROM; the early return also
-        # skips the call's register saves on the CPU)
+        # ROM reads neither sync nor see the cycle, HL or access offset: read here, before
+        # publishing them, in a function small enough to save no registers (a game's table
+        # lookups in banked ROM); the rest of the bus is a call of its own
         return rom_read(m, i, addr)
-    publish_for_bus(m, i, at, hl)
-    return bus_read_at(m, i, addr, off)
+    return bus_in_published(m, i, hl, at, addr, off)
 
 
 @wp.func(inline=False)
