@@ -259,8 +259,8 @@ def oam_store(m: wp.ref[Machine], i: int, index: int, value: int):
 
 @wp.func
 def oam_candidates(m: wp.ref[Machine], i: int, ly: int) -> wp.uint64:
-    """Bit k set for each OAM entry that may be on line ``ly`` (every entry below it is
-    not): its band's mask, or all 40 entries below the screen (no band there)."""
+    """Bit k set for each OAM entry that may be on line ``ly`` (one whose bit is clear is
+    not): the line's band mask; below the screen, where no band is kept, all 40."""
     p = ly + 16
     if p >> 4 >= OAM_BANDS:
         return wp.uint64(0xFFFFFFFFFF)
@@ -599,7 +599,7 @@ LCD_UNSAVED = frozenset(
         "frame_video",
         "video_log",
         "oam_lines_ok",  # the sprite-line cache, rebuilt from OAM
-        *(f"oam_band{b}" for b in range(10)),
+        *(f"oam_band{b}" for b in range(OAM_BANDS)),
     }
 )
 # Unsaved fields where a PyBoy that loaded the post-boot snapshot (the oracle's reset)

@@ -97,6 +97,10 @@ I32_FIELDS = (
 # (kernels/hooks.py). They are not emulator state: only the hooked variant of the step
 # kernel reads them, and capture, restore, start states and reset leave them alone.
 
+# 16-line bands of LY + 16 with an OAM entry mask each (oam_band<b> below): the visible
+# lines are bands 1-9
+OAM_BANDS = wp.constant(10)
+
 # Per-env int64 scalars (cycle counts and distances), in column order of ``Machine.i64``.
 I64_FIELDS = (
     "cycles",  # T-cycles since reset
@@ -114,7 +118,7 @@ I64_FIELDS = (
     # bit k of oam_band<b> is set when OAM entry k's Y byte lies in p - 15 .. p for some p
     # (= LY + 16) in 16 * b .. 16 * b + 15: the entries a line's sprite scan must look at,
     # as 16-pixel-tall objects (ppu.sprite_penalty)
-    *(f"oam_band{b}" for b in range(10)),
+    *(f"oam_band{b}" for b in range(OAM_BANDS)),
 )
 
 
@@ -198,7 +202,6 @@ SER_TARGET = _col(I64_FIELDS, "ser_target")
 SER_TO_IRQ = _col(I64_FIELDS, "ser_to_irq")
 DMA_START = _col(I64_FIELDS, "dma_start")
 OAM_BAND0 = _col(I64_FIELDS, "oam_band0")  # oam_band<b> is column OAM_BAND0 + b
-OAM_BANDS = wp.constant(10)
 
 
 # Entries before ROM byte 0 in ``Machine.rom_code``, copies of its first word: the fetch at
