@@ -205,6 +205,7 @@ def publish_for_bus(m: wp.ref[Machine], i: int, at: wp.int64, hl: int):
 
 @wp.func(inline=False)
 def bus_in_published(m: wp.ref[Machine], i: int, hl: int, at: wp.int64, addr: int, off: int) -> int:
+    """``bus_in_slow`` past ROM: the cycle and HL published to the bus, then the read."""
     publish_for_bus(m, i, at, hl)
     return bus_read_at(m, i, addr, off)
 

@@ -116,8 +116,9 @@ def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True):
     first instruction that is not the fast paths' or not in its memory (ROM, or outside
     it), before running it. Where a slice ends it calls ``end_slice`` (``cpu_tick``'s slice
     end, out of line: the unit syncs, then the next slice's end cycle, or -1 if the next
-    slice is not plain) and runs on. Busy ROM -24 %, game-like -13 %, demo -1 %; the slice end here, not by returning
-    to ``cpu_tick``: -10 % / -3 % more (history/cpu-instruction-count.md)."""
+    slice is not plain) and runs on. Busy ROM -24 %, game-like -13 %, demo -1 %; the slice
+    end here, not by returning to ``cpu_tick``: -10 % / -3 % more
+    (history/cpu-instruction-count.md)."""
     fast_paths = make_fast_by_opcode(make_fast_paths(cpu_fast_mem, module), module)
 
     @wp.func(inline=False, name="cpu_run_fast" if in_rom else "cpu_run_fast_ram", module=module)

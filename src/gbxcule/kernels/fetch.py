@@ -75,8 +75,9 @@ def rom_code_at(code: wp.array(dtype=wp.int32), pc: int, lo: int, hi: int) -> in
     """``fetch`` of code in the mapped ROM banks (PC + 2 below 0x8000, no boot ROM mapped
     over it): the entry of ``code`` (``Machine.rom_code``) at ``lo + pc`` or ``hi + pc``."""
     # PyBoy indexes the bank flat, so 0x3FFE/0x3FFF read the switchable bank's
-    # neighbour exactly like this. ``ROM_CODE_PAD`` in lo and hi keeps the index >= 0 even
-    # for bank 0 there; the mask tells the compiler so (no negative-index wrap to test).
+    # neighbour exactly like this. With bank 0 mapped there PyBoy reads before its ROM
+    # buffer, which no value can match; ``ROM_CODE_PAD`` in lo and hi makes that word 0
+    # and keeps the index >= 0, and the mask tells the compiler so (no negative-index wrap).
     k = wp.where(pc + 2 < 0x4000, lo, hi) + pc
     return code[k & 0x7FFFFFFF]
 
