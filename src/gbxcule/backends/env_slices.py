@@ -6,6 +6,9 @@ the GIL): slice 0 on the calling thread, which would otherwise only wait, the ot
 on a pool of worker threads. The step kernels and the pixel renders both launch
 through :class:`EnvSlices` (:meth:`~EnvSlices.launch`, or recorded launches replayed
 by :meth:`~EnvSlices.replay`), so they split the envs the same way on the same threads.
+While a Warp graph is being captured on the device (``wp.ScopedCapture``), every slice
+launches from the calling thread: a launch from another thread would run at once
+instead of being recorded.
 
 A kernel launched this way sees slice-local env indices: every argument indexed by
 env is passed as :class:`PerEnv` (cut to the slice's rows) or :class:`PerSlice` (one
@@ -70,7 +73,8 @@ class EnvSlices:
             [
                 partial(self._launch_one, kernel, args, k, device, dim_tail)
                 for k in range(len(self.ranges))
-            ]
+            ],
+            device,
         )
 
     def record(
@@ -86,13 +90,18 @@ class EnvSlices:
 
     def replay(self, recorded: Sequence[Any]) -> None:
         """Run launches from :meth:`record` on their slices' threads; returns when all have."""
-        self._run([cmd.launch for cmd in recorded])
+        self._run([cmd.launch for cmd in recorded], recorded[0].device)
 
-    def _run(self, jobs: Sequence[Any]) -> None:
+    def _run(self, jobs: Sequence[Any], device: Any) -> None:
         """One job per slice: job 0 on the calling thread (it would only wait), the others on
-        the workers; returns when all have."""
+        the workers (all on the calling thread while a graph is captured on ``device``);
+        returns when all have."""
         if not self.ranges:
             raise RuntimeError("the backend is closed: build a new one to run envs again")
+        if self._pool is not None and wp.get_device(device).is_capturing:
+            for job in jobs:
+                job()
+            return
         futures = [self._pool.submit(job) for job in jobs[1:]] if self._pool is not None else []
         try:
             jobs[0]()
