@@ -10,15 +10,24 @@ written beside it.
 Like is compared with like: ``--render off`` runs PyBoy with ``render=False`` and the
 Warp backends without pixels; ``--render pixels`` runs PyBoy rendering each step's
 last frame (``tick(n, True)``) and the Warp backends filling their 72×80 shade buffer
-every step (``render_pixels=True``), which is what an RL policy observes. Ratios are
-taken against PyBoy single in the same render mode. ``--repeats R`` measures every
+every step (``render_pixels=True``), which is what an RL policy observes; ``--render
+packed2`` has the Warp backends fill their 72×20 packed 2-bit buffer instead
+(``render_pixels_packed=True``), and PyBoy, which has no packed output, does not run it:
+those rows are compared with PyBoy's ``pixels`` rows. Ratios are taken against PyBoy
+single in the same render mode. ``--repeats R`` measures every
 configuration R times, interleaved (so a busy spell on a shared machine hits all
 backends alike), and the summary reports the median; "× PyBoy per core" divides by
 the cores a backend ran on (worker threads or processes; GPU rows have none).
 
+``--budget-s S`` keeps a sweep inside S seconds (a lent GPU's minutes are few): before
+each run its time is projected from the same configuration's last run with fewer or as
+many envs (setup time plus steps at that run's steps/s, so an overestimate where steps/s
+still grows with envs), and a run that would end past the budget is skipped, listed as
+such in summary.md; nothing is written for it in results.jsonl.
+
 Usage: python -m bench.sweep (or gbxcule bench) [--backends warp-cpu,pyboy,pyboy-mp]
-       [--envs 1,8,64] [--rom PATH|busy|game] [--steps 20] [--render off,pixels] [--repeats 3]
-       [--out bench/results]
+       [--envs 1,8,64] [--rom PATH|busy|game] [--steps 20] [--render off,pixels,packed2] [--repeats 3]
+       [--budget-s 480] [--out bench/results]
 The default backends add warp-cuda when Warp sees a CUDA device.
 """
 
@@ -31,6 +40,7 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
@@ -48,7 +58,7 @@ DEFAULT_ENVS = {
     "pyboy-mp": [1, 2, 4, 8],
 }
 PYBOY_NAMES = ("pyboy", "pyboy-mp")
-RENDER_MODES = ("off", "pixels")
+RENDER_MODES = ("off", "pixels", "packed2")
 
 
 def check_render(render: str) -> None:
@@ -144,9 +154,12 @@ def measure(
             set_cpu_codegen(cpu_codegen)
     options: dict = {"mem_layout": mem_layout} if mem_layout and backend.startswith("warp") else {}
     if backend in PYBOY_NAMES:
+        if render == "packed2":
+            raise ValueError(f"{backend} has no packed2 output (module doc)")
         options["render"] = render == "pixels"
     else:
         options["render_pixels"] = render == "pixels"
+        options["render_pixels_packed"] = render == "packed2"
     env = make_backend(
         backend,
         rom,
@@ -234,13 +247,50 @@ def summarise(rows: list[SweepRow]) -> list[SummaryRow]:
 
 
 def pyboy_baselines(summary: list[SummaryRow]) -> dict[str, float]:
-    """Median steps/s of PyBoy single with 1 env, per render mode."""
-    return {s.render: s.median for s in summary if s.backend == "pyboy" and s.num_envs == 1}
+    """Median steps/s of PyBoy single with 1 env, per render mode; ``packed2`` rows are
+    compared with PyBoy's ``pixels`` (it has no packed output)."""
+    base = {s.render: s.median for s in summary if s.backend == "pyboy" and s.num_envs == 1}
+    if "pixels" in base:
+        base["packed2"] = base["pixels"]
+    return base
 
 
-def write_summary(rows: list[SweepRow], out_dir: Path) -> Path:
+class TimeBudget:
+    """Which runs of a sweep still fit in ``seconds`` (module doc, ``--budget-s``)."""
+
+    def __init__(self, seconds: float | None, warmup: int, steps: int) -> None:
+        self.seconds, self.run_steps = seconds, warmup + steps
+        self.start = time.perf_counter()
+        self.done: dict[tuple, list[tuple[int, float, float]]] = {}  # (envs, sps, setup s)
+        self.skipped: list[str] = []
+
+    def projected(self, key: tuple, num_envs: int) -> float | None:
+        """Seconds the run is expected to take; None before the configuration's first run."""
+        fits = [d for d in self.done.get(key, []) if d[0] <= num_envs]
+        if not fits:
+            return None
+        envs, sps, setup = max(fits, key=lambda d: d[0])
+        return setup + self.run_steps * num_envs / sps
+
+    def allows(self, key: tuple, num_envs: int, label: str) -> bool:
+        if self.seconds is None:
+            return True
+        est = self.projected(key, num_envs)
+        left = self.seconds - (time.perf_counter() - self.start)
+        if (est is None and left > 0) or (est is not None and est <= left):
+            return True
+        shown = "unknown" if est is None else f"{est:,.0f} s"
+        self.skipped.append(f"{label}: projected {shown}, {max(left, 0):,.0f} s of the budget left")
+        return False
+
+    def record(self, key: tuple, num_envs: int, row: SweepRow, wall: float) -> None:
+        self.done.setdefault(key, []).append((num_envs, row.sps, max(wall - row.seconds, 0.0)))
+
+
+def write_summary(rows: list[SweepRow], out_dir: Path, skipped: Sequence[str] = ()) -> Path:
     """summary.md: median steps/s per backend, render mode and envs, with the ratios to
-    PyBoy single in the same render mode (whole machine and per core)."""
+    PyBoy single in the same render mode (whole machine and per core), and the runs the
+    time budget skipped."""
     summary = summarise(rows)
     base = pyboy_baselines(summary)
     runs = max(len(s.sps) for s in summary)
@@ -250,7 +300,8 @@ def write_summary(rows: list[SweepRow], out_dir: Path) -> Path:
         f"ROM `{rows[0].rom}`, {rows[0].frames_per_step} frames/step, seeded random actions, "
         f"{rows[0].steps} timed steps per run, median of {runs} interleaved run(s). "
         "Render `off`: no pixels anywhere; `pixels`: PyBoy renders each step's last frame, "
-        "Warp fills its 72×80 shades.",
+        "Warp fills its 72×80 shades; `packed2`: Warp fills its 72×20 packed buffer "
+        "(compared with PyBoy's `pixels`).",
         "",
         "| backend | render | envs | device | cores | steps/s | frames/s | spread | "
         "× PyBoy single | × PyBoy per core |",
@@ -266,6 +317,9 @@ def write_summary(rows: list[SweepRow], out_dir: Path) -> Path:
             f"| {s.backend} | {s.render} | {s.num_envs} | {s.device} | {s.cores} | "
             f"{s.median:,.1f} | {fps:,.0f} | {spread} | {ratio} | {per_core} |"
         )
+    if skipped:
+        lines += ["", "Skipped to stay inside the time budget (`--budget-s`):", ""]
+        lines += [f"- {s}" for s in skipped]
     path = out_dir / "summary.md"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -331,6 +385,7 @@ def run_sweep(
     renders: tuple[str, ...] = ("off",),
     repeats: int = 1,
     cpu_codegens: tuple[str, ...] = ("tuned",),
+    budget_s: float | None = None,
 ) -> list[SweepRow]:
     # Everything checked up front, before any long run (and before a row is written).
     from gbxcule.kernels.codegen import check_codegen
@@ -347,20 +402,28 @@ def run_sweep(
             check_positive_int("num_envs", n)
     for render in renders:
         check_render(render)
+    if budget_s is not None and not budget_s > 0:
+        raise ValueError(f"budget_s must be > 0 seconds, got {budget_s!r}")
     out_dir.mkdir(parents=True, exist_ok=True)
     configs = [
         (b, r, n, c)
         for r in renders
         for b in backends
+        if not (r == "packed2" and b in PYBOY_NAMES)
         for c in (cpu_codegens if b == "warp-cpu" else (None,))
-        for n in envs[b]
+        for n in sorted(envs[b])
     ]
     jobs = [(k, c) for k in range(repeats) for c in configs]
     rows: list[SweepRow] = []
+    budget = TimeBudget(budget_s, warmup=2, steps=steps)
     with (out_dir / "results.jsonl").open("a") as fh:
         for j, (repeat, (backend, render, n, codegen)) in enumerate(jobs):
             name = backend + (f":{codegen}" if codegen else "")
-            _progress(j, len(jobs), f"{name} × {n} render={render} #{repeat + 1}")
+            label = f"{name} × {n} render={render} #{repeat + 1}"
+            _progress(j, len(jobs), label)
+            if not budget.allows((backend, render, codegen), n, label):
+                continue
+            t0 = time.perf_counter()
             row = measure(
                 backend,
                 rom,
@@ -373,11 +436,14 @@ def run_sweep(
                 repeat=repeat,
                 cpu_codegen=codegen,
             )
+            budget.record((backend, render, codegen), n, row, time.perf_counter() - t0)
             fh.write(json.dumps(asdict(row)) + "\n")
             fh.flush()
             rows.append(row)
         _progress(len(jobs), len(jobs), "done")
-    write_summary(rows, out_dir)
+    if not rows:
+        raise ValueError(f"the time budget ({budget_s} s) left no run: {budget.skipped}")
+    write_summary(rows, out_dir, budget.skipped)
     write_plots(rows, out_dir)
     return rows
 
@@ -457,7 +523,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument(
         "--render",
         default="off,pixels",
-        help="comma list of render modes: off (no pixels) and/or pixels (module doc)",
+        help="comma list of render modes: off (no pixels), pixels and/or packed2 (module doc)",
+    )
+    ap.add_argument(
+        "--budget-s",
+        type=float,
+        default=None,
+        help="skip the runs projected to end past this many seconds (module doc)",
     )
     ap.add_argument("--repeats", type=int, default=1, help="interleaved runs per configuration")
     ap.add_argument(
@@ -510,6 +582,7 @@ def run(args: argparse.Namespace) -> int:
         renders=tuple(r for r in args.render.split(",") if r),
         repeats=args.repeats,
         cpu_codegens=tuple(c for c in args.cpu_codegen.split(",") if c),
+        budget_s=args.budget_s,
     )
     print((out / "summary.md").read_text())
     print(f"{len(rows)} rows appended to {out / 'results.jsonl'}")

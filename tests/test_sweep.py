@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import fields
 from importlib import metadata
 
@@ -157,7 +158,8 @@ def test_sweep_repeats_interleave_and_render_modes_match_like_with_like(tmp_path
     summary = sweep.summarise(rows)
     assert len(summary) == 4 and all(len(s.sps) == 2 for s in summary)
     base = sweep.pyboy_baselines(summary)
-    assert set(base) == {"off", "pixels"}
+    assert set(base) == {"off", "pixels", "packed2"}  # packed2 is compared with pixels
+    assert base["packed2"] == base["pixels"]
     for s in summary:
         if s.backend == "pyboy":
             assert base[s.render] == s.median
@@ -174,6 +176,91 @@ def test_sweep_repeats_interleave_and_render_modes_match_like_with_like(tmp_path
         sweep.run_sweep(["pyboy"], str(rom), envs, 2, FRAMES_PER_STEP, 0, out, renders=("rgb",))
     with pytest.raises(ValueError, match="repeats"):
         sweep.run_sweep(["pyboy"], str(rom), envs, 2, FRAMES_PER_STEP, 0, out, repeats=0)
+
+
+def test_sweep_packed2_fills_warp_packed_buffers_and_leaves_pyboy_out(tmp_path, rom, monkeypatch):
+    made = []
+    real = sweep.make_backend
+
+    def spy(name, path, **kwargs):
+        b = real(name, path, **kwargs)
+        made.append((name, kwargs.get("render_pixels"), kwargs.get("render_pixels_packed"), b))
+        return b
+
+    monkeypatch.setattr(sweep, "make_backend", spy)
+    out = tmp_path / "packed"
+    envs = {"pyboy": [1], "warp-cpu": [2]}
+    renders = ("pixels", "packed2")
+    rows = sweep.run_sweep(["pyboy", "warp-cpu"], str(rom), envs, 2, 4, 0, out, renders=renders)
+    assert [(r.backend, r.render) for r in rows] == [
+        ("pyboy", "pixels"),
+        ("warp-cpu", "pixels"),
+        ("warp-cpu", "packed2"),
+    ]
+    assert [m[:3] for m in made] == [
+        ("pyboy", None, None),
+        ("warp-cpu", True, False),
+        ("warp-cpu", False, True),
+    ]
+    assert made[2][3].pixels_packed_torch().shape == (2, 72, 20)
+    text = (out / "summary.md").read_text()
+    pyboy_pixels = rows[0].sps
+    packed_line = next(line for line in text.splitlines() if "| packed2 |" in line)
+    assert f"| {rows[2].sps / pyboy_pixels:.2f} |" in packed_line
+    with pytest.raises(ValueError, match="packed2"):
+        sweep.measure("pyboy", str(rom), 1, 1, 4, 0, render="packed2")
+
+
+def _fake_row(sps: float, seconds: float):
+    return type("Row", (), {"sps": sps, "seconds": seconds})()
+
+
+def test_time_budget_projects_from_the_last_smaller_run(monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr(sweep.time, "perf_counter", lambda: clock[0])
+    budget = sweep.TimeBudget(60.0, warmup=2, steps=8)
+    key = ("warp-cuda", "off", None)
+    assert budget.projected(key, 16) is None
+    assert budget.allows(key, 16, "first run of a configuration")  # nothing to project from
+    budget.record(key, 16, _fake_row(sps=100.0, seconds=1.6), wall=3.6)  # 2 s of setup
+    assert budget.projected(key, 16) == pytest.approx(2 + 10 * 16 / 100)
+    assert budget.projected(key, 64) == pytest.approx(2 + 10 * 64 / 100)
+    assert budget.projected(key, 8) is None  # only runs with fewer or as many envs count
+    clock[0] += 10  # 50 s left
+    assert budget.allows(key, 256, "256")  # 27.6 s
+    assert not budget.allows(key, 1024, "1024")  # 104.4 s
+    assert budget.skipped == ["1024: projected 104 s, 50 s of the budget left"]
+    assert budget.allows(("other",), 1024, "another configuration")
+    clock[0] += 60
+    assert not budget.allows(("other",), 1, "late")  # nothing left at all
+    assert sweep.TimeBudget(None, 2, 8).allows(key, 10**9, "no budget")
+
+
+def test_sweep_budget_skips_runs_and_lists_them(tmp_path, rom, monkeypatch):
+    real = sweep.measure
+    ran = []
+
+    def slow_on_paper(backend, path, n, *args, **kwargs):
+        row = real(backend, path, n, *args, **kwargs)
+        row.sps, row.seconds = 1.0, 0.0  # claims 1 step/s: 2 + 2 steps take 4 s per env
+        ran.append(n)
+        return row
+
+    monkeypatch.setattr(sweep, "measure", slow_on_paper)
+    out = tmp_path / "budget"
+    envs = {"warp-cpu": [64, 1, 8]}
+    rows = sweep.run_sweep(["warp-cpu"], str(rom), envs, 2, 4, 0, out, budget_s=30)
+    assert ran == [1] and [r.num_envs for r in rows] == [1]  # 8 envs: 32 s projected
+    text = (out / "summary.md").read_text()
+    assert "Skipped to stay inside the time budget" in text
+    # 4 s per env plus the first run's setup time (the kernel build on a cold cache)
+    projected = dict(re.findall(r"tuned × (\d+) render=off #1: projected ([\d,]+) s", text))
+    assert set(projected) == {"8", "64"}
+    assert 32 <= int(projected["8"].replace(",", "")) < 32 + 60
+    assert 256 <= int(projected["64"].replace(",", "")) < 256 + 60
+    assert len(_rows(out / "results.jsonl")) == 1
+    with pytest.raises(ValueError, match="budget_s"):
+        sweep.run_sweep(["warp-cpu"], str(rom), envs, 2, 4, 0, out, budget_s=0)
 
 
 def test_render_cost_refuses_cuda_without_a_gpu(tmp_path, capsys, monkeypatch):
