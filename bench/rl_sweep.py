@@ -29,6 +29,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -45,7 +46,9 @@ GPU = {"envs": "1024,4096,16384", "steps": 64, "minibatch": 16384, "pyboy_envs":
 CPU = {"envs": "16,64,256", "steps": 32, "minibatch": 2048, "pyboy_envs": "64,256"}
 
 
-def measure(cfg: TrainConfig, feeder: str, warmup: int, updates: int) -> list[dict]:
+def build_engine(cfg: TrainConfig, feeder: str) -> tuple[Engine, Any]:
+    """The training loop's engine on ``cfg``'s task, fed by ``feeder`` (``warp`` or
+    ``pyboy-mp``), and its env (close ``env.backend`` when done)."""
     spec = get_task(cfg.task)
     device = torch.device(cfg.device if cfg.device != "cuda" else "cuda:0")
     torch.manual_seed(cfg.seed)
@@ -54,7 +57,11 @@ def measure(cfg: TrainConfig, feeder: str, warmup: int, updates: int) -> list[di
     env = make_env(spec, cfg, backend=feeder)
     model = build_model(cfg, get_codec(spec.action_codec).num_actions).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
-    engine = Engine(cfg, env, model, opt, device)
+    return Engine(cfg, env, model, opt, device), env
+
+
+def measure(cfg: TrainConfig, feeder: str, warmup: int, updates: int) -> list[dict]:
+    engine, env = build_engine(cfg, feeder)
     rows = []
     try:
         engine.start()

@@ -1,0 +1,153 @@
+"""A/B of the step kernel's runtime knobs on one device: the fast paths and the shape.
+
+* ``fastpaths``: ``cpu_fast_paths`` on vs off (``kernels/cpu_fast.py``). On a GPU their
+  extra branches may cost more than they save (history/performance.md, divergence
+  estimate: the general decoder wins unless a pass of it costs more than ~1.2-1.4× a
+  fast-path pass).
+* ``shapes``: ``units_out_of_line`` True (the GPU shape, ``kernels/step_cuda.py``, what
+  CUDA runs by default) vs False (the inlined step the CPU runs).
+
+Same results either way; only the speed differs. Each (ROM, envs) runs the two settings
+in alternating rounds (on, off, on, off, ...), seeded random actions, 24 frames a step,
+the buttons released after 8, ``--steps`` timed steps after 2 warm-up steps, each run on
+a freshly built backend. Writes ``results.jsonl`` (one row per run) and ``summary.md``
+(median steps/s per setting and the ratio on / off).
+
+Usage: python -m bench.gpu_knobs --knob fastpaths|shapes [--device cuda|cpu]
+       [--rom demo,busy] [--envs 16384,65536] [--rounds 2] [--steps 20] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.step_settings import ACTION_CODEC, FRAMES_PER_STEP, RELEASE_AFTER_FRAMES
+from bench.sweep import _device_name, _versions, resolve_rom
+from gbxcule.backends.checks import check_positive_int
+from gbxcule.backends.registry import make_backend
+from gbxcule.files import write_atomic
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+KNOBS = {"fastpaths": "cpu_fast_paths", "shapes": "units_out_of_line"}
+
+
+def measure(device: str, rom: str, n: int, steps: int, kwarg: str, on: bool) -> float:
+    """Steps/s of one freshly built backend with ``kwarg=on``."""
+    env = make_backend(
+        "warp-cuda" if device == "cuda" else "warp-cpu",
+        resolve_rom(rom),
+        num_envs=n,
+        frames_per_step=FRAMES_PER_STEP,
+        release_after_frames=RELEASE_AFTER_FRAMES,
+        action_codec=ACTION_CODEC,
+        **{kwarg: on},
+    )
+    try:
+        acts = np.random.default_rng(0).integers(0, 7, size=(steps + 2, n), dtype=np.int64)
+        sync = env.synchronize  # type: ignore[attr-defined] - a Warp backend
+        for a in acts[:2]:
+            env.step(a)
+        sync()
+        t0 = time.perf_counter()
+        for a in acts[2:]:
+            env.step(a)
+        sync()
+        return steps * n / (time.perf_counter() - t0)
+    finally:
+        env.close()
+
+
+def summary(rows: list[dict[str, Any]], kwarg: str) -> str:
+    lines = [
+        f"# `{kwarg}` on vs off",
+        "",
+        f"Device: {rows[0]['device']}. Median steps/s over alternating rounds.",
+        "",
+        "| ROM | envs | on | off | on / off | rounds |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    keys = dict.fromkeys((r["rom"], r["envs"]) for r in rows)
+    for rom, n in keys:
+        med = {
+            on: statistics.median(
+                r["sps"] for r in rows if (r["rom"], r["envs"], r[kwarg]) == (rom, n, on)
+            )
+            for on in (True, False)
+        }
+        rounds = sum(1 for r in rows if (r["rom"], r["envs"], r[kwarg]) == (rom, n, True))
+        lines.append(
+            f"| {rom} | {n:,} | {med[True]:,.0f} | {med[False]:,.0f} | "
+            f"{med[True] / med[False]:.3f} | {rounds} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def run(
+    knob: str, device: str, roms: list[str], envs: list[int], rounds: int, steps: int, out: Path
+) -> list[dict[str, Any]]:
+    kwarg = KNOBS[knob]
+    out.mkdir(parents=True, exist_ok=True)
+    name = _device_name("warp-cuda" if device == "cuda" else "warp-cpu")
+    rows = []
+    with (out / "results.jsonl").open("a") as fh:
+        for rom in roms:
+            for n in envs:
+                for _ in range(rounds):
+                    for on in (True, False):
+                        sps = measure(device, rom, n, steps, kwarg, on)
+                        row = {
+                            "rom": rom,
+                            "envs": n,
+                            kwarg: on,
+                            "sps": sps,
+                            "steps": steps,
+                            "device": name,
+                            "versions": _versions(),
+                            "timestamp": time.time(),
+                        }
+                        print(f"{rom} {n} {kwarg}={on}: {sps:,.0f} steps/s", flush=True)
+                        fh.write(json.dumps(row) + "\n")
+                        fh.flush()
+                        rows.append(row)
+    text = summary(rows, kwarg)
+    write_atomic(out / "summary.md", text.encode())
+    print(text)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--knob", choices=sorted(KNOBS), required=True)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cuda")
+    ap.add_argument("--rom", default="demo,busy", help="comma list: demo, busy, game or paths")
+    ap.add_argument("--envs", default="16384,65536")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    from gbxcule.cli.rollout import cuda_available
+
+    if args.device == "cuda" and not cuda_available():
+        ap.error("--device cuda needs a CUDA device visible to Warp; this machine has none")
+    try:
+        envs = [check_positive_int("num_envs", int(x)) for x in args.envs.split(",") if x]
+        rounds = check_positive_int("rounds", args.rounds)
+        steps = check_positive_int("steps", args.steps)
+    except ValueError as exc:
+        ap.error(str(exc))
+    roms = [r for r in args.rom.split(",") if r]
+    out = args.out or RESULTS_DIR / f"knob-{args.knob}-{'gpu' if args.device == 'cuda' else 'cpu'}"
+    run(args.knob, args.device, roms, envs, rounds, steps, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""bench/gpu_knobs.py on the CPU: alternating rounds, one backend per run, the ratio."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench import gpu_knobs
+
+pytestmark = pytest.mark.tooling
+
+
+def test_fastpaths_rounds_alternate_and_reach_the_backend(tmp_path, monkeypatch, capsys):
+    made = []
+    real = gpu_knobs.make_backend
+
+    def spy(name, path, **kwargs):
+        made.append((name, kwargs["num_envs"], kwargs["cpu_fast_paths"]))
+        return real(name, path, **kwargs)
+
+    monkeypatch.setattr(gpu_knobs, "make_backend", spy)
+    out = tmp_path / "knob"
+    argv = ["--knob", "fastpaths", "--device", "cpu", "--rom", "busy", "--envs", "2"]
+    assert gpu_knobs.main([*argv, "--rounds", "2", "--steps", "2", "--out", str(out)]) == 0
+    assert made == [("warp-cpu", 2, on) for on in (True, False, True, False)]
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["cpu_fast_paths"] for r in rows] == [True, False, True, False]
+    assert all(r["sps"] > 0 and r["rom"] == "busy" and r["envs"] == 2 for r in rows)
+    text = (out / "summary.md").read_text()
+    on = sorted(r["sps"] for r in rows if r["cpu_fast_paths"])
+    off = sorted(r["sps"] for r in rows if not r["cpu_fast_paths"])
+    ratio = (sum(on) / 2) / (sum(off) / 2)
+    assert f"| busy | 2 | {sum(on) / 2:,.0f} | {sum(off) / 2:,.0f} | {ratio:.3f} | 2 |" in text
+    assert text in capsys.readouterr().out
+
+
+def test_shapes_knob_is_units_out_of_line_and_bad_input_is_refused(tmp_path, monkeypatch, capsys):
+    seen = []
+    monkeypatch.setattr(
+        gpu_knobs, "measure", lambda dev, rom, n, steps, kwarg, on: seen.append((kwarg, on)) or 1.0
+    )
+    argv = ["--knob", "shapes", "--device", "cpu", "--rom", "demo", "--envs", "1"]
+    assert gpu_knobs.main([*argv, "--rounds", "1", "--out", str(tmp_path)]) == 0
+    assert seen == [("units_out_of_line", True), ("units_out_of_line", False)]
+    with pytest.raises(SystemExit):
+        gpu_knobs.main([*argv, "--rounds", "0", "--out", str(tmp_path)])
+    assert "rounds" in capsys.readouterr().err
