@@ -1,29 +1,49 @@
 #!/usr/bin/env bash
-# Everything a session with a lent GPU runs, in phases that each fit one device call
-# (10 minutes at most; the machine goes cold ~30 s after a call, so run them back to back).
-# Run from the repo root on the device machine; results land under $OUT/gpu (copy them
-# into bench/results/gpu/ here and commit them with the device name).
+# Everything a session with a lent GPU runs (issue #16), in phases that each fit one device
+# call (10 minutes at most; the machine goes cold ~30 s after a call, so run them back to
+# back). Run from the repo root on the device machine; several phases may share one call:
 #
-#   bash tools/gpu_session.sh stage     # carry [".devcarry/a"]: warp-lang, first half
-#   bash tools/gpu_session.sh install   # carry [".devcarry/b"]: second half, then CUDA check
-#   bash tools/gpu_session.sh parity1   # make test-gpu, part 1: every case on 1 env (+ CUDA build)
-#   bash tools/gpu_session.sh parity2   # part 2: 1024 envs, the cases' own actions; API tests
-#   bash tools/gpu_session.sh parity3   # part 3: 1024 envs, mixed per-env actions
-#   bash tools/gpu_session.sh bench     # CUDA sweep 1..65,536 envs, layouts, render cost at 16k
-#   bash tools/gpu_session.sh regs      # step kernel capped at 128 / 168 registers vs 255
-#   bash tools/gpu_session.sh fastpaths # CPU fast paths (kernels/cpu_fast.py) on vs off on CUDA
-#   bash tools/gpu_session.sh shapes    # the GPU shape (kernels/step_cuda.py) vs the inlined step on CUDA
+#   bash tools/gpu_session.sh PHASE [PHASE ...]
 #
-# `install` may be combined with a later phase in one call: `... install && ... parity1`.
+# Prepare here first: `bash tools/gpu_prepare.sh` (warp-lang's two halves, gymnasium's wheels).
+# The plan, in order of what the issue needs most, with each phase's own time cap (about
+# 30 minutes of device time per session, a machine's start included):
+#
+#   call  carry                       phases            what                              cap
+#   1     .devcarry/a                 stage             warp-lang, first half             ~1 min
+#   2     .devcarry/b .whl            install parity1   second half, wheels; every golden ~5 min
+#                                                       on 1 env, CUDA vs CPU (+ CUDA build)
+#   3                                 parity2 parity3   1024 envs, the cases' own and     ~6 min
+#                                                       mixed actions; API, RL, env tests
+#   4                                 bench-demo        demo sweep 1..65,536 envs, off /  ~8 min
+#                                                       pixels / packed2; warp-cpu on 16
+#                                                       cores; render cost
+#   5                                 bench-busy        busy ROM sweep; layouts           ~7 min
+#   6                                 rl profile        RL sweep; launch gaps, step graph, ~9 min
+#                                                       Nsight Compute on one step
+#   7                                 knobs             register caps, fast paths, shapes ~8 min
+#
+# Each phase packs what it wrote into $OUT/gpu-PHASE.tar.gz (a call brings back at most 8
+# files) and prints its summaries. Here: `tar -xzf FILES_AT/gpu-PHASE.tar.gz -C
+# bench/results/gpu/` in call order, then `python -m bench.gpu_goals`, and commit with the
+# device name. A phase re-run on a fresh machine replaces its folders' rows.
 # The procedure and what the tests check: history/gpu-parity.md.
 set -euo pipefail
 
-phase=${1:?usage: bash tools/gpu_session.sh stage|install|parity1|parity2|parity3|bench|regs|fastpaths|shapes}
+PHASES="stage install parity1 parity2 parity3 bench-demo bench-busy rl profile knobs goals"
+one=""
+if [ "${1:-}" = --one ]; then one=$2; shift 2; set -- "$one"; fi
+[ $# -ge 1 ] || { echo "usage: bash tools/gpu_session.sh PHASE [PHASE ...]; phases: $PHASES" >&2; exit 2; }
+for phase in "$@"; do
+  case " $PHASES " in *" $phase "*) ;; *) echo "unknown phase $phase; phases: $PHASES" >&2; exit 2;; esac
+done
+
 OUT=${OUT:-/tmp/gbx-out}
-export PYTHONPATH=/tmp/gbx-site:$PWD/src:$PWD
-export GBXCULE_GPU_REPORT=$OUT/gpu
-mkdir -p "$OUT/gpu"
-start=$(date +%s)
+RES=${GBX_RES:-/tmp/gbx-res}  # every phase's results on this machine, in bench/results/gpu/'s layout
+export PYTHONPATH=/tmp/gbx-site:/tmp/gbx-whl:$PWD/src:$PWD
+export PYTHONUNBUFFERED=1
+export GBXCULE_GPU_REPORT=$RES/parity
+mkdir -p "$OUT" "$RES/parity"
 
 need_warp() {
   python3 -c "import warp as wp; wp.config.quiet = True; wp.init(); import sys; \
@@ -34,91 +54,123 @@ sys.exit(0 if wp.is_cuda_available() else 'no CUDA device visible to Warp')" || 
   }
 }
 
-case "$phase" in
-  stage)
-    mkdir -p /tmp/gbx-stage && cp .devcarry/a/* /tmp/gbx-stage/
-    ;;
-  install)
-    python3 .devcarry/b/install.py
-    need_warp
-    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/gpu/nvidia-smi.csv"
-    python3 -m bench.roms.build > /dev/null
-    ;;
-  parity1)
-    need_warp
-    python3 -m pytest -q -m gpu tests/test_gpu_parity.py -k one_env
-    ;;
-  parity2)
-    need_warp
-    python3 -m pytest -q -m gpu tests/test_gpu_parity.py -k "batch and same"
-    python3 -m pytest -q -m gpu tests/test_emu_cuda.py tests/test_backend_api_cuda.py \
-      tests/test_pixels_backend.py
-    ;;
-  parity3)
-    need_warp
-    python3 -m pytest -q -m gpu tests/test_gpu_parity.py -k "batch and mixed"
-    ;;
-  bench)
-    need_warp
-    sweep="python3 -m bench.sweep --steps 20 --render off,pixels --out $OUT/gpu/sweep"
-    $sweep --backends warp-cuda --envs 1,64,1024,4096,16384,65536 --repeats 2
-    $sweep --backends warp-cpu --envs 1,16,256,4096
-    for layout in env_major interleaved; do
-      python3 -m bench.sweep --steps 20 --render off --out "$OUT/gpu/layouts" \
-        --backends warp-cuda --envs 1024,16384 --mem-layout "$layout"
+pack() {  # the files written since the phase's marker, into $OUT; their summaries to the log
+  local phase=$1 marker=$2
+  (cd "$RES" && find . -type f -newer "$marker" | sort > "/tmp/gbx-$phase.list")
+  if [ -s "/tmp/gbx-$phase.list" ]; then
+    tar -czf "$OUT/gpu-$phase.tar.gz" -C "$RES" -T "/tmp/gbx-$phase.list"
+    grep 'summary.md$\|goals.md$\|\.md$' "/tmp/gbx-$phase.list" | while read -r f; do
+      echo "==== $f"; cat "$RES/$f"
     done
-    python3 -m bench.render_cost --device cuda --envs 1024,16384 --out "$OUT/gpu/render"
-    ;;
-  regs)
-    # bench.cuda_build_report: 255 registers uncapped; a cap of 128 adds ~15 % spill code
-    # and doubles the warps an SM holds. Each variant is a patched copy of the source.
-    need_warp
-    for cap in 0 168 128; do
-      dir=/tmp/gbx-regs-$cap
-      rm -rf "$dir" && mkdir -p "$dir" && cp -r src bench "$dir/"
-      if [ "$cap" != 0 ]; then
-        sed -i "s/@wp.kernel(name=\"step_kernel\", /@wp.kernel(name=\"step_kernel\", cuda_max_registers=$cap, /" \
-          "$dir/src/gbxcule/kernels/step.py"
-        grep -q "cuda_max_registers=$cap" "$dir/src/gbxcule/kernels/step.py"
+  fi
+}
+
+sweep() { python3 -m bench.sweep --steps 20 "$@"; }
+
+run_phase() {
+  case "$1" in
+    stage)
+      mkdir -p /tmp/gbx-stage && cp .devcarry/a/* /tmp/gbx-stage/
+      ;;
+    install)
+      python3 .devcarry/b/install.py
+      if compgen -G ".whl/*.whl" > /dev/null; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+          --target /tmp/gbx-whl .whl/*.whl
       fi
-      (cd "$dir" && PYTHONPATH=/tmp/gbx-site:$dir/src:$dir python3 -m bench.sweep --steps 20 \
-        --render off --backends warp-cuda --envs 4096,16384,65536 --out "$OUT/gpu/regs-$cap")
-    done
-    ;;
-  fastpaths|shapes)
-    # fastpaths: divergence may make the per-opcode fast paths a loss on a GPU.
-    # shapes: the GPU shape (kernels/step_cuda.py, units out of line) vs the inlined step
-    # the CPU runs. Same results either way; alternating rounds.
-    need_warp
-    kwarg=$([ "$phase" = fastpaths ] && echo cpu_fast_paths || echo units_out_of_line)
-    python3 - "$OUT/gpu/$phase.jsonl" "$kwarg" <<'PY'
-import json, sys, time
-import numpy as np
-from bench.sweep import _device_name, default_rom
-from gbxcule.backends.warp_vec import WarpVecCudaBackend
-kwarg = sys.argv[2]
-with open(sys.argv[1], "a") as out:
-    for n in (1024, 16384, 65536):
-        for on in (True, False, True, False):
-            env = WarpVecCudaBackend(default_rom(), num_envs=n, **{kwarg: on})
-            acts = np.random.default_rng(0).integers(0, 7, size=(22, n))
-            for a in acts[:2]:
-                env.step(a)
-            env.synchronize()
-            t = time.perf_counter()
-            for a in acts[2:]:
-                env.step(a)
-            env.synchronize()
-            sps = 20 * n / (time.perf_counter() - t)
-            env.close()
-            row = {"envs": n, kwarg: on, "sps": sps, "device": _device_name("warp-cuda")}
-            print(row, flush=True)
-            out.write(json.dumps(row) + "\n")
-PY
-    ;;
-  *)
-    echo "unknown phase $phase" >&2
-    exit 2
-    ;;
-esac
-echo "gpu_session $phase: $(( $(date +%s) - start )) s"
+      need_warp
+      nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$RES/nvidia-smi.csv"
+      (command -v ncu && ncu --version) | tee "$RES/ncu-version.txt" || echo "no ncu on the PATH"
+      python3 -m bench.roms.build > /dev/null
+      ;;
+    parity1)
+      need_warp
+      python3 -m pytest -q -m gpu tests/test_gpu_parity.py -k one_env
+      ;;
+    parity2)  # both test runs run; the phase fails if either does
+      need_warp
+      python3 -m pytest -q -m gpu tests/test_gpu_parity.py -k "batch and same" || failed=1
+      python3 -m pytest -q -m gpu tests/test_emu_cuda.py tests/test_backend_api_cuda.py \
+        tests/test_pixels_backend.py || failed=1
+      ;;
+    parity3)
+      need_warp
+      python3 -m pytest -q -m gpu tests/test_gpu_parity.py -k "batch and mixed" || failed=1
+      python3 -m pytest -q -m gpu tests/test_rl_gpu.py tests/test_envs_cuda.py || failed=1
+      ;;
+    bench-demo)
+      need_warp
+      sweep --backends warp-cuda --envs 1,64,1024,4096,16384,65536 --repeats 2 \
+        --render off,pixels,packed2 --budget-s 300 --out "$RES/sweep-demo"
+      sweep --backends warp-cpu --envs 16,256,4096 --render off,pixels --budget-s 60 \
+        --out "$RES/cpu-demo"
+      python3 -m bench.render_cost --device cuda --envs 1024,16384 --out "$RES/render" \
+        --label "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+      ;;
+    bench-busy)
+      need_warp
+      sweep --backends warp-cuda --rom busy --envs 1,64,1024,4096,16384,65536 --repeats 2 \
+        --render off,pixels --budget-s 200 --out "$RES/sweep-busy"
+      sweep --backends warp-cpu --rom busy --envs 16,256,4096 --render off --budget-s 45 \
+        --out "$RES/cpu-busy"
+      for layout in env_major interleaved; do
+        sweep --backends warp-cuda --envs 1024,16384 --render off --mem-layout "$layout" \
+          --budget-s 45 --out "$RES/layouts-$layout"
+      done
+      ;;
+    rl)
+      need_warp
+      python3 -m bench.rl_sweep --device cuda --envs 1024,4096,16384 --out "$RES/rl"
+      python3 -m bench.gpu_goals --root "$RES"
+      ;;
+    profile)
+      need_warp
+      python3 -m bench.launch_gaps --device cuda --envs 1024,16384 --steps 16 --rl-envs 4096 \
+        --out "$RES/launch-gaps"
+      python3 -m bench.ncu_step --rom demo --envs 16384 --out "$RES/ncu" || true
+      python3 -m bench.ncu_step --rom busy --envs 16384 --out "$RES/ncu" || true
+      ;;
+    knobs)
+      # Register caps: bench.cuda_build_report reads 255 registers uncapped; a cap of 128
+      # adds spill code and doubles the warps an SM holds. Each cap is a patched copy.
+      need_warp
+      for cap in 0 168 128; do
+        dir=/tmp/gbx-regs-$cap
+        rm -rf "$dir" && mkdir -p "$dir" && cp -r src bench "$dir/"
+        if [ "$cap" != 0 ]; then
+          sed -i "s/@wp.kernel(name=\"step_kernel\", /@wp.kernel(name=\"step_kernel\", cuda_max_registers=$cap, /" \
+            "$dir/src/gbxcule/kernels/step.py"
+          grep -q "cuda_max_registers=$cap" "$dir/src/gbxcule/kernels/step.py"
+        fi
+        (cd "$dir" && PYTHONPATH=/tmp/gbx-site:$dir/src:$dir python3 -m bench.sweep --steps 20 \
+          --render off --backends warp-cuda --envs 4096,16384,65536 --budget-s 70 \
+          --out "$RES/regs-$cap")
+      done
+      python3 -m bench.gpu_knobs --knob fastpaths --rom demo,busy --envs 16384,65536 \
+        --out "$RES/knob-fastpaths"
+      python3 -m bench.gpu_knobs --knob shapes --rom demo,busy --envs 16384,65536 \
+        --out "$RES/knob-shapes"
+      ;;
+    goals)
+      python3 -m bench.gpu_goals --root "$RES"
+      ;;
+  esac
+}
+
+if [ -n "$one" ]; then  # one phase in its own shell: the first failing command ends it
+  failed=0
+  run_phase "$one"
+  exit "$failed"
+fi
+
+# Each phase runs in a child shell, so a failing one still packs what it wrote; the
+# phases after a failed one do not run.
+for phase in "$@"; do
+  start=$(date +%s)
+  marker=/tmp/gbx-$phase.start && touch "$marker"
+  rc=0
+  bash "$0" --one "$phase" || rc=$?
+  pack "$phase" "$marker"
+  echo "gpu_session $phase: $(( $(date +%s) - start )) s, exit $rc"
+  [ "$rc" = 0 ] || exit "$rc"
+done
