@@ -27,6 +27,8 @@
 # files) and prints its summaries. Here: `tar -xzf FILES_AT/gpu-PHASE.tar.gz -C
 # bench/results/gpu/` in call order, then `python -m bench.gpu_goals`, and commit with the
 # device name. A phase re-run on a fresh machine replaces its folders' rows.
+# GBX_DRY_RUN=1 runs every phase here, on the CPU with tiny sizes (warp-cpu for warp-cuda,
+# no install, the gpu tests skipped): it catches a broken command before a GPU is lent.
 # The procedure and what the tests check: history/gpu-parity.md.
 set -euo pipefail
 
@@ -45,7 +47,16 @@ export PYTHONUNBUFFERED=1
 export GBXCULE_GPU_REPORT=$RES/parity
 mkdir -p "$OUT" "$RES/parity"
 
+if [ -n "${GBX_DRY_RUN:-}" ]; then
+  BK=warp-cpu DEV=cpu STEPS=2 ALL=1,4 BIG=2,4 RL=8 GAPS=2,4 RLGAP=8 BUDGET=60
+else
+  BK=warp-cuda DEV=cuda STEPS=20 ALL=1,64,1024,4096,16384,65536 BIG=16384,65536
+  RL=1024,4096,16384 GAPS=1024,16384 RLGAP=4096 BUDGET=
+fi
+budget() { echo "${BUDGET:-$1}"; }  # a phase's time cap for one sweep, in seconds
+
 need_warp() {
+  if [ -n "${GBX_DRY_RUN:-}" ]; then return 0; fi
   python3 -c "import warp as wp; wp.config.quiet = True; wp.init(); import sys; \
 sys.exit(0 if wp.is_cuda_available() else 'no CUDA device visible to Warp')" || {
     echo "needs warp-lang and a CUDA device: on a fresh (or cold again) device machine run" \
@@ -65,14 +76,23 @@ pack() {  # the files written since the phase's marker, into $OUT; their summari
   fi
 }
 
-sweep() { python3 -m bench.sweep --steps 20 "$@"; }
+sweep() { python3 -m bench.sweep --steps "$STEPS" "$@"; }
+
+gpu_tests() {  # the gpu-marked tests; a dry run only collects them (they need CUDA)
+  if [ -n "${GBX_DRY_RUN:-}" ]; then
+    python3 -m pytest -q -m gpu --collect-only "$@" | tail -1
+    return "${PIPESTATUS[0]}"
+  fi
+  python3 -m pytest -q -m gpu "$@"
+}
 
 run_phase() {
   case "$1" in
     stage)
-      mkdir -p /tmp/gbx-stage && cp .devcarry/a/* /tmp/gbx-stage/
+      if [ -z "${GBX_DRY_RUN:-}" ]; then mkdir -p /tmp/gbx-stage && cp .devcarry/a/* /tmp/gbx-stage/; fi
       ;;
     install)
+      if [ -n "${GBX_DRY_RUN:-}" ]; then python3 -m bench.roms.build > /dev/null; return 0; fi
       python3 .devcarry/b/install.py
       if compgen -G ".whl/*.whl" > /dev/null; then
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -85,50 +105,50 @@ run_phase() {
       ;;
     parity1)
       need_warp
-      python3 -m pytest -q -m gpu tests/test_gpu_parity.py -k one_env
+      gpu_tests tests/test_gpu_parity.py -k one_env
       ;;
     parity2)  # both test runs run; the phase fails if either does
       need_warp
-      python3 -m pytest -q -m gpu tests/test_gpu_parity.py -k "batch and same" || failed=1
-      python3 -m pytest -q -m gpu tests/test_emu_cuda.py tests/test_backend_api_cuda.py \
+      gpu_tests tests/test_gpu_parity.py -k "batch and same" || failed=1
+      gpu_tests tests/test_emu_cuda.py tests/test_backend_api_cuda.py \
         tests/test_pixels_backend.py || failed=1
       ;;
     parity3)
       need_warp
-      python3 -m pytest -q -m gpu tests/test_gpu_parity.py -k "batch and mixed" || failed=1
-      python3 -m pytest -q -m gpu tests/test_rl_gpu.py tests/test_envs_cuda.py || failed=1
+      gpu_tests tests/test_gpu_parity.py -k "batch and mixed" || failed=1
+      gpu_tests tests/test_rl_gpu.py tests/test_envs_cuda.py || failed=1
       ;;
     bench-demo)
       need_warp
-      sweep --backends warp-cuda --envs 1,64,1024,4096,16384,65536 --repeats 2 \
-        --render off,pixels,packed2 --budget-s 300 --out "$RES/sweep-demo"
-      sweep --backends warp-cpu --envs 16,256,4096 --render off,pixels --budget-s 60 \
+      sweep --backends "$BK" --envs "$ALL" --repeats 2 --render off,pixels,packed2 \
+        --budget-s "$(budget 300)" --out "$RES/sweep-demo"
+      sweep --backends warp-cpu --envs 16,256,4096 --render off,pixels --budget-s "$(budget 60)" \
         --out "$RES/cpu-demo"
-      python3 -m bench.render_cost --device cuda --envs 1024,16384 --out "$RES/render" \
-        --label "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+      python3 -m bench.render_cost --device "$DEV" --envs "$BIG" --out "$RES/render" \
+        --label "$( (nvidia-smi --query-gpu=name --format=csv,noheader || echo dry run) | head -1)"
       ;;
     bench-busy)
       need_warp
-      sweep --backends warp-cuda --rom busy --envs 1,64,1024,4096,16384,65536 --repeats 2 \
-        --render off,pixels --budget-s 200 --out "$RES/sweep-busy"
-      sweep --backends warp-cpu --rom busy --envs 16,256,4096 --render off --budget-s 45 \
-        --out "$RES/cpu-busy"
+      sweep --backends "$BK" --rom busy --envs "$ALL" --repeats 2 --render off,pixels \
+        --budget-s "$(budget 200)" --out "$RES/sweep-busy"
+      sweep --backends warp-cpu --rom busy --envs 16,256,4096 --render off \
+        --budget-s "$(budget 45)" --out "$RES/cpu-busy"
       for layout in env_major interleaved; do
-        sweep --backends warp-cuda --envs 1024,16384 --render off --mem-layout "$layout" \
-          --budget-s 45 --out "$RES/layouts-$layout"
+        sweep --backends "$BK" --envs "$BIG" --render off --mem-layout "$layout" \
+          --budget-s "$(budget 45)" --out "$RES/layouts-$layout"
       done
       ;;
     rl)
       need_warp
-      python3 -m bench.rl_sweep --device cuda --envs 1024,4096,16384 --out "$RES/rl"
+      python3 -m bench.rl_sweep --device "$DEV" --envs "$RL" --pyboy-envs "" --out "$RES/rl"
       python3 -m bench.gpu_goals --root "$RES"
       ;;
     profile)
       need_warp
-      python3 -m bench.launch_gaps --device cuda --envs 1024,16384 --steps 16 --rl-envs 4096 \
+      python3 -m bench.launch_gaps --device "$DEV" --envs "$GAPS" --steps 16 --rl-envs "$RLGAP" \
         --out "$RES/launch-gaps"
-      python3 -m bench.ncu_step --rom demo --envs 16384 --out "$RES/ncu" || true
-      python3 -m bench.ncu_step --rom busy --envs 16384 --out "$RES/ncu" || true
+      python3 -m bench.ncu_step --rom demo --envs "${BIG%%,*}" --out "$RES/ncu" || true
+      python3 -m bench.ncu_step --rom busy --envs "${BIG%%,*}" --out "$RES/ncu" || true
       ;;
     knobs)
       # Register caps: bench.cuda_build_report reads 255 registers uncapped; a cap of 128
@@ -142,14 +162,14 @@ run_phase() {
             "$dir/src/gbxcule/kernels/step.py"
           grep -q "cuda_max_registers=$cap" "$dir/src/gbxcule/kernels/step.py"
         fi
-        (cd "$dir" && PYTHONPATH=/tmp/gbx-site:$dir/src:$dir python3 -m bench.sweep --steps 20 \
-          --render off --backends warp-cuda --envs 4096,16384,65536 --budget-s 70 \
-          --out "$RES/regs-$cap")
+        (cd "$dir" && PYTHONPATH=/tmp/gbx-site:$dir/src:$dir python3 -m bench.sweep \
+          --steps "$STEPS" --render off --backends "$BK" --envs "$BIG" \
+          --budget-s "$(budget 70)" --out "$RES/regs-$cap")
       done
-      python3 -m bench.gpu_knobs --knob fastpaths --rom demo,busy --envs 16384,65536 \
-        --out "$RES/knob-fastpaths"
-      python3 -m bench.gpu_knobs --knob shapes --rom demo,busy --envs 16384,65536 \
-        --out "$RES/knob-shapes"
+      for knob in fastpaths shapes; do
+        python3 -m bench.gpu_knobs --knob "$knob" --device "$DEV" --rom demo,busy --envs "$BIG" \
+          --steps "$STEPS" --out "$RES/knob-$knob"
+      done
       ;;
     goals)
       python3 -m bench.gpu_goals --root "$RES"
