@@ -503,7 +503,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument(
         "--rom",
         default=None,
-        help="ROM path, busy (bench/busy_rom.py) or game (bench/game_rom.py); default: the demo game",
+        help="ROM path or a bench ROM name (resolve_rom: demo, busy, game, loop-*); "
+        "default: the demo game",
     )
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--frames-per-step", type=int, default=24)
@@ -543,11 +544,11 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
 def default_out_dir(backends: list[str], rom: str | None) -> Path:
     """Where a sweep's rows go unless ``--out`` says: ``cpu``, or ``gpu`` when warp-cuda
     runs, with ``-busy`` / ``-game`` for those benchmark ROMs or ``-<ROM file stem>`` for
-    another ROM."""
+    another ROM (none for the demo game, the default)."""
     name = "gpu" if "warp-cuda" in backends else "cpu"
     if rom in NAMED_ROMS:
         name += "-" + rom
-    elif rom is not None:
+    elif rom not in (None, "demo"):
         name += "-" + Path(rom).stem
     return RESULTS_DIR / name
 
@@ -569,7 +570,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         envs = {b: DEFAULT_ENVS[b] for b in backends}
     out = args.out or default_out_dir(backends, args.rom)
-    rom = named_rom_path(args.rom) if args.rom in NAMED_ROMS else args.rom or default_rom()
+    rom = resolve_rom(args.rom) if args.rom else default_rom()
     rows = run_sweep(
         backends,
         rom,

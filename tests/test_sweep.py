@@ -7,6 +7,7 @@ import os
 import re
 from dataclasses import fields
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
@@ -356,8 +357,19 @@ def test_gbxcule_bench_rom_game_runs_the_game_rom(tmp_path, capsys):
     assert [r["rom"] for r in _rows(out / "results.jsonl")] == ["game_bench.gb"]
 
 
+def test_gbxcule_bench_takes_every_bench_rom_name(tmp_path, capsys):
+    """``--rom`` goes through resolve_rom, as in every other bench tool."""
+    for name in ("demo", "loop-mbc"):
+        out = tmp_path / name
+        args = ["bench", "--backends", "warp-cpu", "--envs", "1", "--steps", "1", "--rom", name]
+        assert main(args + ["--render", "off", "--out", str(out)]) == 0
+        rows = _rows(out / "results.jsonl")
+        assert [r["rom"] for r in rows] == [Path(sweep.resolve_rom(name)).name]
+
+
 def test_default_out_dir_names_device_and_rom():
     assert sweep.default_out_dir(["pyboy", "warp-cpu"], None) == sweep.RESULTS_DIR / "cpu"
+    assert sweep.default_out_dir(["pyboy", "warp-cpu"], "demo") == sweep.RESULTS_DIR / "cpu"
     assert sweep.default_out_dir(["warp-cuda"], "busy") == sweep.RESULTS_DIR / "gpu-busy"
     assert sweep.default_out_dir(["pyboy", "warp-cpu"], "game") == sweep.RESULTS_DIR / "cpu-game"
     assert sweep.default_out_dir(["warp-cpu"], "/x/tetris.gb") == sweep.RESULTS_DIR / "cpu-tetris"
@@ -380,8 +392,6 @@ def test_hooks_cost_writes_rows_and_summary(tmp_path):
 
 def test_resolve_rom_knows_every_bench_rom_name():
     """One resolver for every bench tool's ROM names (bench/sweep.py, resolve_rom)."""
-    from pathlib import Path
-
     from bench.cpu_profile import LOOP_VARIANTS
     from gbxcule.demo.rom import demo_rom_path
 
