@@ -81,7 +81,7 @@ def materialize(name: str, tmp: Path) -> Tree:
 def resolve_rom(rom: str) -> str:
     """A bench ROM name (``demo``, ``busy``, ``game``, a ``loop-*``: bench/sweep.py's
     ``resolve_rom``) as its ROM file, else a path to a ROM file that must exist."""
-    from bench.sweep import resolve_rom as named_or_path
+    from bench.rom_names import resolve_rom as named_or_path
 
     path = named_or_path(rom)
     if not Path(path).is_file():
@@ -137,12 +137,12 @@ def measure(
 ) -> list[dict]:
     """Every tree built once, then ``rounds`` rounds per ROM (``paths``: name -> file), the
     trees' order rotating."""
-    from bench.sweep import _device_name, _versions
+    from bench.machine_info import device_name, versions
 
     for tree in trees:
         child(tree, next(iter(paths.values())), 0)
     run_id = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
-    machine = {"device": _device_name("warp-cpu"), "versions": _versions()}
+    machine = {"device": device_name("warp-cpu"), "versions": versions()}
     rows = []
     for rom, path in paths.items():
         for r in range(rounds):

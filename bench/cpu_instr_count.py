@@ -497,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         if shutil.which(tool) is None:
             ap.error(f"{tool} is not installed (the count runs the backends under Valgrind)")
     from bench.cpu_profile import opcode_mix
-    from bench.sweep import resolve_rom
+    from bench.rom_names import resolve_rom
 
     args.out.mkdir(parents=True, exist_ok=True)
     for name in [r for r in args.rom.split(",") if r]:

@@ -329,13 +329,13 @@ DIRECT = ("r wram", "w wram", "r hram", "w hram")  # the fast paths' direct acce
 
 
 def summary_lines(mixes: list[Mix], rows: list[TimingRow], top: int) -> list[str]:
-    from bench.sweep import _device_name
+    from bench.machine_info import device_name
 
     labels = list(dict.fromkeys(r.backend for r in rows))
     lines = [
         "# Busy code on the CPU: ns per instruction, instruction and access mix",
         "",
-        f"{_device_name('warp-cpu')}; 1 env on 1 thread, {FRAMES_PER_STEP} frames/step, "
+        f"{device_name('warp-cpu')}; 1 env on 1 thread, {FRAMES_PER_STEP} frames/step, "
         "render off; medians of interleaved runs. Instructions per frame = "
         f"{FRAME_CYCLES:,} / T-cycles per instruction (the ROMs never HALT). `general`: "
         "warp-cpu with `cpu_fast_paths=False`. Accesses per 100 instructions; `bus` = "
@@ -415,13 +415,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=30, help="opcodes listed per ROM")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR)
     args = ap.parse_args(argv)
-    from bench.sweep import _device_name, _versions
+    from bench.machine_info import device_name, versions
 
     backends = [b for b in args.backends.split(",") if b]
     unknown = set(backends) - set(BACKENDS)
     if unknown:
         ap.error(f"unknown backends {sorted(unknown)}; known: {', '.join(BACKENDS)}")
-    from bench.sweep import resolve_rom
+    from bench.rom_names import resolve_rom
 
     roms = [resolve_rom(r) for r in args.rom.split(",") if r]
     coverage = fast_path_coverage()
@@ -453,9 +453,9 @@ def main(argv: list[str] | None = None) -> int:
                         frames_per_s=fps,
                         ns_per_instruction=1e9 / fps / mix.instructions_per_frame,
                         instructions_per_frame=mix.instructions_per_frame,
-                        device=_device_name(backend),
+                        device=device_name(backend),
                         host=platform.node(),
-                        versions=_versions(),
+                        versions=versions(),
                         timestamp=time.time(),
                     )
                     fh.write(json.dumps(asdict(row)) + "\n")

@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.sweep import _versions
+from bench.machine_info import versions
 from gbxcule.kernels import KERNEL_MODULES
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "cuda-build"
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             commit=_commit(),
             label=args.label,
             ptx_version=version,
-            versions=_versions(),
+            versions=versions(),
             timestamp=time.time(),
         )
         breaches = check_budget(row)

@@ -367,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.out is None:
         args.out = RESULTS_DIR.with_name("divergence-gpu") if args.shape == "gpu" else RESULTS_DIR
-    from bench.sweep import _device_name, _versions, resolve_rom
+    from bench.machine_info import device_name, versions
+    from bench.rom_names import resolve_rom
 
     orders = tuple(o for o in args.orders.split(",") if o)
     unknown = set(orders) - set(ORDERS)
@@ -375,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown orders {sorted(unknown)}; known: {', '.join(ORDERS)}")
     meta = {"envs": args.envs, "steps": args.steps, "warmup": args.warmup}
     meta |= {"verify": not args.no_verify, "seed": args.seed, "warp": WARP, "shape": args.shape}
-    meta |= {"device": _device_name("warp-cpu"), "host": platform.node(), "versions": _versions()}
+    meta |= {"device": device_name("warp-cpu"), "host": platform.node(), "versions": versions()}
     rows: list[dict] = []
     mixes: list[dict] = []
     args.out.mkdir(parents=True, exist_ok=True)

@@ -29,8 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from bench.machine_info import device_name, versions
+from bench.rom_names import resolve_rom
 from bench.step_settings import ACTION_CODEC, FRAMES_PER_STEP, RELEASE_AFTER_FRAMES
-from bench.sweep import _device_name, _versions, resolve_rom
 from gbxcule.backends.checks import check_positive_int
 from gbxcule.backends.registry import make_backend
 from gbxcule.files import write_atomic
@@ -95,7 +96,7 @@ def run(
 ) -> list[dict[str, Any]]:
     kwarg = KNOBS[knob]
     out.mkdir(parents=True, exist_ok=True)
-    name = _device_name("warp-cuda" if device == "cuda" else "warp-cpu")
+    name = device_name("warp-cuda" if device == "cuda" else "warp-cpu")
     rows = []
     with (out / "results.jsonl").open("a") as fh:
         for rom in roms:
@@ -110,7 +111,7 @@ def run(
                             "sps": sps,
                             "steps": steps,
                             "device": name,
-                            "versions": _versions(),
+                            "versions": versions(),
                             "timestamp": time.time(),
                         }
                         print(f"{rom} {n} {kwarg}={on}: {sps:,.0f} steps/s", flush=True)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.sweep import _device_name, _versions
+from bench.machine_info import device_name, versions
 from gbxcule.asm import assemble
 from gbxcule.backends.checks import check_positive_int
 from gbxcule.core.symbols import format_sym
@@ -100,7 +100,7 @@ def measure(n: int, steps: int, rounds: int, threads: int | None, sym: Path) -> 
     off_med, on_med = statistics.median(off), statistics.median(on)
     return {
         "backend": "warp-cpu",
-        "device": _device_name("warp-cpu"),
+        "device": device_name("warp-cpu"),
         "threads": threads_used,
         "num_envs": n,
         "hooks": len(DEMO_HOOKS),
@@ -113,7 +113,7 @@ def measure(n: int, steps: int, rounds: int, threads: int | None, sym: Path) -> 
         "on_over_off": on_med / off_med,
         "first_hooked_step_s": first,
         "hooked_kernel": state,
-        "versions": _versions(),
+        "versions": versions(),
         "timestamp": time.time(),
     }
 

@@ -39,7 +39,8 @@ import numpy as np
 import torch
 import warp as wp
 
-from bench.sweep import _device_name, _versions, default_rom
+from bench.machine_info import device_name, versions
+from bench.rom_names import default_rom
 from gbxcule.backends.checks import check_positive_int
 from gbxcule.backends.registry import make_backend
 from gbxcule.backends.warp_base import per_env_arrays
@@ -294,8 +295,8 @@ def write_summary(rows: list[dict[str, Any]], out: Path, device: str) -> str:
 def run(device: str, envs: list[int], steps: int, rl_envs: list[int], out: Path) -> list[dict]:
     out.mkdir(parents=True, exist_ok=True)
     meta = {
-        "device": _device_name("warp-cuda" if device == "cuda" else "warp-cpu"),
-        "versions": _versions(),
+        "device": device_name("warp-cuda" if device == "cuda" else "warp-cpu"),
+        "versions": versions(),
     }
     rows: list[dict[str, Any]] = []
     for n in envs:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.sweep import _device_name, _versions, default_rom
+from bench.machine_info import device_name, versions
+from bench.rom_names import default_rom
 from gbxcule.backends.checks import check_positive_int
 from gbxcule.backends.pixels import backend_render_cost
 from gbxcule.backends.registry import make_backend
@@ -44,11 +45,11 @@ def run(device: str, envs: list[int], iters: int, out_dir: Path, label: str = ""
                 rows.append(
                     {
                         "backend": name,
-                        "device": _device_name(name),
+                        "device": device_name(name),
                         "num_envs": n,
                         "packed": packed,
                         **cost,
-                        "versions": _versions(),
+                        "versions": versions(),
                         "timestamp": time.time(),
                         "label": label,
                     }

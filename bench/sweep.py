@@ -35,18 +35,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import statistics
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
+from bench.machine_info import device_name, versions
+from bench.rom_names import NAMED_ROMS, default_rom, resolve_rom
 from gbxcule.backends.checks import check_positive_int
 from gbxcule.backends.registry import backend_names, make_backend
 
@@ -84,35 +84,6 @@ class SweepRow:
     cores: int = 1  # CPU cores the backend ran on (0: a GPU backend)
     repeat: int = 0
     cpu_codegen: str = ""  # warp-cpu: how its step kernel was compiled (kernels/codegen.py)
-
-
-def _versions() -> dict:
-    out = {"python": platform.python_version()}
-    for dist in ("gbxcule", "warp-lang", "torch", "pyboy", "numpy"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    return out
-
-
-def _device_name(backend: str) -> str:
-    if backend == "warp-cuda":
-        try:
-            import torch
-
-            return torch.cuda.get_device_name(0)
-        except Exception:  # noqa: BLE001 - the name is metadata only
-            return "cuda (unknown)"
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu} ({os.cpu_count()} cores)"
 
 
 def _progress(done: int, total: int, label: str) -> None:
@@ -198,9 +169,9 @@ def measure(
         sps=sps,
         fps=sps * frames_per_step,
         rom=Path(rom).name,
-        device=_device_name(backend),
+        device=device_name(backend),
         host=platform.node(),
-        versions=_versions(),
+        versions=versions(),
         timestamp=time.time(),
         render=render,
         cores=cores,
@@ -446,46 +417,6 @@ def run_sweep(
     write_summary(rows, out_dir, budget.skipped)
     write_plots(rows, out_dir)
     return rows
-
-
-def default_rom() -> str:
-    from gbxcule.demo.rom import demo_rom_path
-
-    return str(demo_rom_path())
-
-
-NAMED_ROMS = ("busy", "game")  # the benchmark ROMs that never HALT
-
-
-def named_rom_path(name: str) -> str:
-    """``busy`` (bench/busy_rom.py) or ``game`` (bench/game_rom.py), assembled when needed."""
-    if name == "busy":
-        from bench.busy_rom import busy_rom_path
-
-        return str(busy_rom_path())
-    if name == "game":
-        from bench.game_rom import game_rom_path
-
-        return str(game_rom_path())
-    raise ValueError(f"unknown benchmark ROM {name!r}; known: {', '.join(NAMED_ROMS)}")
-
-
-def resolve_rom(name: str) -> str:
-    """A ROM name of the bench tools as its file, built when needed: ``demo`` (the demo
-    game), ``busy`` / ``game`` (``named_rom_path``), a ``loop-*`` ROM of bench/cpu_profile.py;
-    anything else is taken as a path."""
-    if name == "demo":
-        from gbxcule.demo.rom import demo_rom_path
-
-        return str(demo_rom_path())
-    if name in NAMED_ROMS:
-        return named_rom_path(name)
-    if name.startswith("loop-"):
-        from bench.cpu_profile import LOOP_VARIANTS, loop_rom_path
-
-        if name in LOOP_VARIANTS:
-            return loop_rom_path(name)
-    return name
 
 
 def default_backends() -> list[str]:

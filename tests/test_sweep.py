@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import sweep
+from bench import rom_names, sweep
 from gbxcule.asm import build_rom
 from gbxcule.cli import main
 
@@ -364,7 +364,7 @@ def test_gbxcule_bench_takes_every_bench_rom_name(tmp_path, capsys):
         args = ["bench", "--backends", "warp-cpu", "--envs", "1", "--steps", "1", "--rom", name]
         assert main(args + ["--render", "off", "--out", str(out)]) == 0
         rows = _rows(out / "results.jsonl")
-        assert [r["rom"] for r in rows] == [Path(sweep.resolve_rom(name)).name]
+        assert [r["rom"] for r in rows] == [Path(rom_names.resolve_rom(name)).name]
 
 
 def test_default_out_dir_names_device_and_rom():
@@ -391,14 +391,14 @@ def test_hooks_cost_writes_rows_and_summary(tmp_path):
 
 
 def test_resolve_rom_knows_every_bench_rom_name():
-    """One resolver for every bench tool's ROM names (bench/sweep.py, resolve_rom)."""
+    """One resolver for every bench tool's ROM names (bench/rom_names.py)."""
     from bench.cpu_profile import LOOP_VARIANTS
     from gbxcule.demo.rom import demo_rom_path
 
-    assert sweep.resolve_rom("demo") == str(demo_rom_path())
-    for name in (*sweep.NAMED_ROMS, *LOOP_VARIANTS):
-        path = Path(sweep.resolve_rom(name))
+    assert rom_names.resolve_rom("demo") == str(demo_rom_path())
+    for name in (*rom_names.NAMED_ROMS, *LOOP_VARIANTS):
+        path = Path(rom_names.resolve_rom(name))
         assert path.is_file(), name
         assert path.read_bytes()[0x134:0x143].rstrip(b"\0")  # an assembled cartridge header
-    assert sweep.resolve_rom("some/rom.gb") == "some/rom.gb"
-    assert sweep.resolve_rom("loop-nope") == "loop-nope"  # not a loop ROM: a path
+    assert rom_names.resolve_rom("some/rom.gb") == "some/rom.gb"
+    assert rom_names.resolve_rom("loop-nope") == "loop-nope"  # not a loop ROM: a path

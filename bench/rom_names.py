@@ -1,0 +1,35 @@
+"""The ROM names every bench tool takes (``--rom``), resolved to files built when needed."""
+
+from __future__ import annotations
+
+
+def default_rom() -> str:
+    """The demo game's ROM file, assembled when needed."""
+    from gbxcule.demo.rom import demo_rom_path
+
+    return str(demo_rom_path())
+
+
+NAMED_ROMS = ("busy", "game")  # the benchmark ROMs that never HALT
+
+
+def resolve_rom(name: str) -> str:
+    """A ROM name of the bench tools as its file, built when needed: ``demo`` (the demo
+    game), ``busy`` (bench/busy_rom.py), ``game`` (bench/game_rom.py), a ``loop-*`` ROM of
+    bench/cpu_profile.py; anything else is taken as a path."""
+    if name == "demo":
+        return default_rom()
+    if name == "busy":
+        from bench.busy_rom import busy_rom_path
+
+        return str(busy_rom_path())
+    if name == "game":
+        from bench.game_rom import game_rom_path
+
+        return str(game_rom_path())
+    if name.startswith("loop-"):
+        from bench.cpu_profile import LOOP_VARIANTS, loop_rom_path
+
+        if name in LOOP_VARIANTS:
+            return loop_rom_path(name)
+    return name
