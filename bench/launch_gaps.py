@@ -32,6 +32,7 @@ import argparse
 import json
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ import warp as wp
 
 from bench.machine_info import device_name, versions
 from bench.rom_names import default_rom
+from bench.step_settings import ACTION_CODEC, FRAMES_PER_STEP, RELEASE_AFTER_FRAMES
 from gbxcule.backends.checks import check_positive_int
 from gbxcule.backends.registry import make_backend
 from gbxcule.backends.warp_base import per_env_arrays
@@ -123,15 +125,11 @@ def _backend(device: str, n: int) -> Any:
         "warp-cuda" if device == "cuda" else "warp-cpu",
         default_rom(),
         num_envs=n,
-        frames_per_step=24,
-        release_after_frames=8,
-        action_codec="pokemonred_puffer_v1",
+        frames_per_step=FRAMES_PER_STEP,
+        release_after_frames=RELEASE_AFTER_FRAMES,
+        action_codec=ACTION_CODEC,
         render_pixels=True,
     )
-
-
-def _sync(env: Any) -> None:
-    env.synchronize()
 
 
 def emulator_timeline(device: str, n: int, steps: int, out: Path) -> dict[str, Any]:
@@ -143,13 +141,13 @@ def emulator_timeline(device: str, n: int, steps: int, out: Path) -> dict[str, A
         acts = torch.randint(0, 7, (steps + 2, n), device=tdev, generator=gen)
         for k in range(2):
             env.step(acts[k])
-        _sync(env)
+        env.synchronize()
 
         def run() -> None:
             for k in range(2, steps + 2):
                 with torch.profiler.record_function("gbx_step"):
                     env.step(acts[k])
-            _sync(env)
+            env.synchronize()
 
         t0 = time.perf_counter()
         got = profiled(run, device, out / f"trace-emulator-{device}-{n}.json")
@@ -211,11 +209,11 @@ def graph_vs_eager(device: str, n: int, steps: int) -> dict[str, Any]:
         for env in envs:
             for k in range(2):
                 env.step(acts[k])
-            _sync(env)
+            env.synchronize()
         t0 = time.perf_counter()
         for k in range(2, steps + 2):
             envs[0].step(acts[k])
-        _sync(envs[0])
+        envs[0].synchronize()
         row["eager_sps"] = steps * n / (time.perf_counter() - t0)
         try:
             with wp.ScopedCapture(device=wdev) as capture:
@@ -227,7 +225,7 @@ def graph_vs_eager(device: str, n: int, steps: int) -> dict[str, Any]:
         assert capture.graph is not None
         t0 = time.perf_counter()
         wp.capture_launch(capture.graph)
-        _sync(envs[1])
+        envs[1].synchronize()
         row["graph_sps"] = steps * n / (time.perf_counter() - t0)
         row["graph_over_eager"] = row["graph_sps"] / row["eager_sps"]
         row["identical"] = all(
@@ -262,6 +260,11 @@ def write_summary(rows: list[dict[str, Any]], out: Path, device: str) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for r in rows:
+        if "error" in r:
+            lines.append(
+                f"| {r['what']} | {r['envs']} | {r['steps']} | failed: {r['error'][:100]} |"
+            )
+            continue
         if r["what"] == "graph" or not r.get("intervals"):
             continue
         big = r["largest_gaps"][0] if r["largest_gaps"] else None
@@ -274,7 +277,7 @@ def write_summary(rows: list[dict[str, Any]], out: Path, device: str) -> str:
     lines += ["", "| graph probe | envs | steps | eager steps/s | graph steps/s | × | same state |"]
     lines.append("|---|---:|---:|---:|---:|---:|---|")
     for r in rows:
-        if r["what"] != "graph":
+        if r["what"] != "graph" or "error" in r:
             continue
         if "capture_error" in r:
             lines.append(
@@ -298,16 +301,29 @@ def run(device: str, envs: list[int], steps: int, rl_envs: list[int], out: Path)
         "device": device_name("warp-cuda" if device == "cuda" else "warp-cpu"),
         "versions": versions(),
     }
+    # The graph probes last: a capture that fails can leave the device unusable. Each row
+    # is kept as soon as it is measured, and a measurement that raises becomes an error
+    # row, so one failure keeps the rest.
+    plan = [("emulator", n, partial(emulator_timeline, device, n, steps, out)) for n in envs]
+    plan += [("rl-update", n, partial(rl_timeline, device, n, steps, out)) for n in rl_envs]
+    plan += [("graph", n, partial(graph_vs_eager, device, n, steps)) for n in envs]
     rows: list[dict[str, Any]] = []
-    for n in envs:
-        rows.append(emulator_timeline(device, n, steps, out))
-        rows.append(graph_vs_eager(device, n, steps))
-    for n in rl_envs:
-        rows.append(rl_timeline(device, n, steps, out))
     with (out / "results.jsonl").open("a") as fh:
-        for r in rows:
-            r.update(meta, timestamp=time.time())
-            fh.write(json.dumps(r) + "\n")
+        for what, n, measure in plan:
+            try:
+                row = measure()
+            except Exception as exc:  # noqa: BLE001 - kept as the row's result
+                row = {
+                    "what": what,
+                    "envs": n,
+                    "steps": steps,
+                    "error": f"{type(exc).__name__}: {exc}",
+                }
+                print(f"{what} at {n} envs failed: {row['error']}", file=sys.stderr)
+            row.update(meta, timestamp=time.time())
+            fh.write(json.dumps(row) + "\n")
+            fh.flush()
+            rows.append(row)
     print(write_summary(rows, out, device))
     return rows
 

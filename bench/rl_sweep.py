@@ -15,8 +15,11 @@ Defaults on a GPU: 1,024-16,384 envs, 64 steps per rollout, 2 updates, 1 epoch,
 minibatch 16,384. On the CPU: 16, 64, 256 envs, 32 steps, minibatch 2,048, PyBoy at
 64 and 256 envs.
 
+``--budget-s S`` skips the configurations projected to end past S seconds, as
+``bench.sweep`` does, and lists them in ``summary.md``.
+
 Usage: python -m bench.rl_sweep [--device cpu|cuda] [--envs 16,64,256] [--steps 32]
-       [--updates 2] [--warmup 1] [--pyboy-envs 64,256] [--out DIR]
+       [--updates 2] [--warmup 1] [--pyboy-envs 64,256] [--budget-s S] [--out DIR]
 """
 
 from __future__ import annotations
@@ -28,11 +31,14 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import torch
 
+from bench.sweep import TimeBudget
 from gbxcule.core.actions import get_codec
 from gbxcule.files import write_atomic
 from gbxcule.rl.async_ppo import Engine
@@ -138,7 +144,7 @@ def saturation(groups: dict[tuple, list[dict]]) -> list[str]:
     return out
 
 
-def summarize(rows: list[dict], out: Path, env_info: dict) -> str:
+def summarize(rows: list[dict], out: Path, env_info: dict, skipped: Sequence[str] = ()) -> str:
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault((r["feeder"], r["envs"], r["obs_format"], r["mode"]), []).append(r)
@@ -176,6 +182,9 @@ def summarize(rows: list[dict], out: Path, env_info: dict) -> str:
             ratio = _m(rs, "sps") / _m(groups[("warp", envs, "u8", mode)], "sps")
             lines.append(f"- {envs} envs, {mode}: packed2 / u8 SPS = {ratio:.2f}x")
     lines += ["", "## Where throughput saturates", ""] + saturation(groups)
+    if skipped:
+        lines += ["", "## Skipped to stay inside the time budget (`--budget-s`)", ""]
+        lines += [f"- {s}" for s in skipped]
     text = "\n".join(lines) + "\n"
     write_atomic(out / "summary.md", text.encode())
     return text
@@ -222,11 +231,17 @@ def plot(rows: list[dict], out: Path) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
         save(fig, name)
-    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    pairs = {}
     for mode in ("sync", "async"):
         p, u = series.get(("warp", "packed2", mode), {}), series.get(("warp", "u8", mode), {})
         xs = sorted(set(p) & set(u))
-        ax.plot(xs, [_m(p[x], "sps") / _m(u[x], "sps") for x in xs], marker="o", label=mode)
+        if xs:
+            pairs[mode] = (xs, [_m(p[x], "sps") / _m(u[x], "sps") for x in xs])
+    if not pairs:  # no envs count ran both formats (one format asked for, or the budget)
+        return
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    for mode, (xs, ys) in pairs.items():
+        ax.plot(xs, ys, marker="o", label=mode)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("envs")
@@ -249,7 +264,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--modes", default="sync,async")
     p.add_argument("--pyboy-envs", default=None, help="PyBoy-fed rows (packed2, sync); '' for none")
     p.add_argument("--out", default=None)
+    p.add_argument(
+        "--budget-s",
+        type=float,
+        default=None,
+        help="skip the configurations projected to end past this many seconds (bench.sweep's rule)",
+    )
     args = p.parse_args(argv)
+    if args.budget_s is not None and not args.budget_s > 0:
+        p.error(f"--budget-s must be > 0 seconds, got {args.budget_s}")
     d = GPU if args.device.startswith("cuda") else CPU
     envs = [int(x) for x in (args.envs or d["envs"]).split(",") if x]
     steps = args.steps or d["steps"]
@@ -280,7 +303,14 @@ def main(argv: list[str] | None = None) -> int:
     ]
     plan += [("pyboy", n, "packed2", "sync") for n in pyboy_envs]
     rows: list[dict] = []
+    env_steps = (args.warmup + args.updates) * steps  # per env, per configuration
+    budget = TimeBudget(args.budget_s, warmup=0, steps=env_steps)
     for feeder, n, fmt, mode in plan:
+        label = f"{feeder} × {n} {fmt} {mode}"
+        if not budget.allows((feeder, fmt, mode), n, label):
+            print(f"skipped for the time budget: {budget.skipped[-1]}", flush=True)
+            continue
+        t0 = time.perf_counter()
         cfg = TrainConfig(
             num_envs=n,
             device=args.device,
@@ -293,6 +323,9 @@ def main(argv: list[str] | None = None) -> int:
             tag="bench",
         )
         got = measure(cfg, feeder, args.warmup, args.updates)
+        sps = _m(got, "sps")
+        done = SimpleNamespace(sps=sps, seconds=env_steps * n / sps)
+        budget.record((feeder, fmt, mode), n, done, time.perf_counter() - t0)
         for r in got:
             r.update({"time": time.time(), **{f"machine_{k}": v for k, v in info.items()}})
         rows += got
@@ -303,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         data = "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows)
         write_atomic(out / "results.jsonl", data.encode())
-    print(summarize(rows, out, info))
+    print(summarize(rows, out, info, budget.skipped))
     plot(rows, out)
     return 0
 

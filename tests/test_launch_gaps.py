@@ -56,8 +56,8 @@ def test_cpu_dry_run_writes_rows_traces_and_an_identical_graph(tmp_path, capsys)
     argv = ["--device", "cpu", "--envs", "3", "--steps", "2", "--rl-envs", "4", "--out", str(out)]
     assert launch_gaps.main(argv) == 0
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    assert [r["what"] for r in rows] == ["emulator", "graph", "rl-update"]
-    emu, graph, rl = rows
+    assert [r["what"] for r in rows] == ["emulator", "rl-update", "graph"]
+    emu, rl, graph = rows
     assert emu["intervals"] >= 2 and emu["busy_ms"] <= emu["span_ms"]
     assert any(t["name"] == "gbx_step" and t["count"] == 2 for t in emu["top_names"])
     assert graph["identical"] is True and graph["graph_sps"] > 0 and graph["eager_sps"] > 0
@@ -81,3 +81,22 @@ def test_cli_refuses_cuda_without_a_gpu_and_bad_counts(tmp_path, capsys, monkeyp
         launch_gaps.main(["--device", "cpu", "--envs", "0", "--out", str(tmp_path)])
     assert "num_envs" in capsys.readouterr().err
     assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_a_failing_measurement_is_kept_as_an_error_row(tmp_path, monkeypatch, capsys):
+    def broken(*args):
+        raise RuntimeError("cudaErrorStreamCaptureInvalidated")
+
+    monkeypatch.setattr(launch_gaps, "graph_vs_eager", broken)
+    monkeypatch.setattr(launch_gaps, "rl_timeline", broken)
+    rows = launch_gaps.run("cpu", [2], 2, [4], tmp_path)
+    assert [(r["what"], "error" in r) for r in rows] == [
+        ("emulator", False),
+        ("rl-update", True),
+        ("graph", True),
+    ]
+    kept = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert kept[2]["error"] == "RuntimeError: cudaErrorStreamCaptureInvalidated"
+    text = (tmp_path / "summary.md").read_text()
+    assert "| graph | 2 | 2 | failed: RuntimeError: cudaErrorStreamCaptureInvalidated |" in text
+    assert "graph at 2 envs failed" in capsys.readouterr().err

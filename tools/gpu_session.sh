@@ -6,22 +6,23 @@
 #   bash tools/gpu_session.sh PHASE [PHASE ...]
 #
 # Prepare here first: `bash tools/gpu_prepare.sh` (warp-lang's two halves, gymnasium's wheels).
-# The plan, in order of what the issue needs most, with each phase's own time cap (about
-# 30 minutes of device time per session, a machine's start included):
+# The plan, in the order of what the issue needs most. About 30 minutes of device time a
+# session, a machine's start (1-2 min) and every call's transfers included: the sweeps'
+# time budgets (--budget-s) add up to about 16 minutes, so go call to call without pause,
+# and drop the last calls rather than the first if time runs short.
 #
-#   call  carry                       phases            what                              cap
-#   1     .devcarry/a                 stage             warp-lang, first half             ~1 min
-#   2     .devcarry/b .whl            install parity1   second half, wheels; every golden ~5 min
-#                                                       on 1 env, CUDA vs CPU (+ CUDA build)
-#   3                                 parity2 parity3   1024 envs, the cases' own and     ~6 min
-#                                                       mixed actions; API, RL, env tests
-#   4                                 bench-demo        demo sweep 1..65,536 envs, off /  ~8 min
-#                                                       pixels / packed2; warp-cpu on 16
-#                                                       cores; render cost
-#   5                                 bench-busy        busy ROM sweep; layouts           ~7 min
-#   6                                 rl profile        RL sweep; launch gaps, step graph, ~9 min
-#                                                       Nsight Compute on one step
-#   7                                 knobs             register caps, fast paths, shapes ~8 min
+#   call  carry               phases            what                                  budget
+#   1     .devcarry/a         stage             warp-lang, first half                      -
+#   2     .devcarry/b .whl    install parity1   second half, wheels; every golden on       -
+#                                               1 env, CUDA vs CPU (pays the CUDA build)
+#   3                         parity2 parity3   1024 envs, the cases' own and mixed        -
+#                                               actions; API, pixel, RL and env tests
+#   4                         bench-demo        demo sweep 1..65,536 envs, off / pixels /  5 min
+#                                               packed2; warp-cpu on 16 cores; render cost
+#   5                         bench-busy        busy ROM sweep; state layouts            4.5 min
+#   6                         rl                RL sweep, 1,024-16,384 envs; goals table   4 min
+#   7                         profile           launch gaps, step graph, Nsight Compute    -
+#   8                         knobs             register caps, fast paths, shapes        3.5 min
 #
 # Each phase packs what it wrote into $OUT/gpu-PHASE.tar.gz (a call brings back at most 8
 # files) and prints its summaries. Here: `tar -xzf FILES_AT/gpu-PHASE.tar.gz -C
@@ -107,7 +108,8 @@ run_phase() {
       need_warp
       gpu_tests tests/test_gpu_parity.py -k one_env
       ;;
-    parity2)  # both test runs run; the phase fails if either does
+    # In a phase of several commands each runs; the phase fails if any does.
+    parity2)
       need_warp
       gpu_tests tests/test_gpu_parity.py -k "batch and same" || failed=1
       gpu_tests tests/test_emu_cuda.py tests/test_backend_api_cuda.py \
@@ -121,34 +123,37 @@ run_phase() {
     bench-demo)
       need_warp
       sweep --backends "$BK" --envs "$ALL" --repeats 2 --render off,pixels,packed2 \
-        --budget-s "$(budget 300)" --out "$RES/sweep-demo"
-      sweep --backends warp-cpu --envs 16,256,4096 --render off,pixels --budget-s "$(budget 60)" \
-        --out "$RES/cpu-demo"
+        --budget-s "$(budget 210)" --out "$RES/sweep-demo" || failed=1
+      sweep --backends warp-cpu --envs 16,256,4096 --render off,pixels --budget-s "$(budget 45)" \
+        --out "$RES/cpu-demo" || failed=1
       python3 -m bench.render_cost --device "$DEV" --envs "$BIG" --out "$RES/render" \
-        --label "$( (nvidia-smi --query-gpu=name --format=csv,noheader || echo dry run) | head -1)"
+        --label "$( (nvidia-smi --query-gpu=name --format=csv,noheader || echo dry run) | head -1)" \
+        || failed=1
       ;;
     bench-busy)
       need_warp
       sweep --backends "$BK" --rom busy --envs "$ALL" --repeats 2 --render off,pixels \
-        --budget-s "$(budget 200)" --out "$RES/sweep-busy"
+        --budget-s "$(budget 150)" --out "$RES/sweep-busy" || failed=1
       sweep --backends warp-cpu --rom busy --envs 16,256,4096 --render off \
-        --budget-s "$(budget 45)" --out "$RES/cpu-busy"
+        --budget-s "$(budget 30)" --out "$RES/cpu-busy" || failed=1
       for layout in env_major interleaved; do
         sweep --backends "$BK" --envs "$BIG" --render off --mem-layout "$layout" \
-          --budget-s "$(budget 45)" --out "$RES/layouts-$layout"
+          --budget-s "$(budget 40)" --out "$RES/layouts-$layout" || failed=1
       done
       ;;
     rl)
       need_warp
-      python3 -m bench.rl_sweep --device "$DEV" --envs "$RL" --pyboy-envs "" --out "$RES/rl"
+      python3 -m bench.rl_sweep --device "$DEV" --envs "$RL" --pyboy-envs "" \
+        --budget-s "$(budget 240)" --out "$RES/rl" || failed=1
       python3 -m bench.gpu_goals --root "$RES"
       ;;
     profile)
       need_warp
       python3 -m bench.launch_gaps --device "$DEV" --envs "$GAPS" --steps 16 --rl-envs "$RLGAP" \
-        --out "$RES/launch-gaps"
-      python3 -m bench.ncu_step --rom demo --envs "${BIG%%,*}" --out "$RES/ncu" || true
-      python3 -m bench.ncu_step --rom busy --envs "${BIG%%,*}" --out "$RES/ncu" || true
+        --out "$RES/launch-gaps" || failed=1
+      for rom in demo busy; do  # no ncu on the PATH is not a failure of the phase
+        python3 -m bench.ncu_step --rom "$rom" --envs "${BIG%%,*}" --out "$RES/ncu" || true
+      done
       ;;
     knobs)
       # Register caps: bench.cuda_build_report reads 255 registers uncapped; a cap of 128
@@ -164,11 +169,11 @@ run_phase() {
         fi
         (cd "$dir" && PYTHONPATH=/tmp/gbx-site:$dir/src:$dir python3 -m bench.sweep \
           --steps "$STEPS" --render off --backends "$BK" --envs "$BIG" \
-          --budget-s "$(budget 70)" --out "$RES/regs-$cap")
+          --budget-s "$(budget 45)" --out "$RES/regs-$cap") || failed=1
       done
       for knob in fastpaths shapes; do
-        python3 -m bench.gpu_knobs --knob "$knob" --device "$DEV" --rom demo,busy --envs "$BIG" \
-          --steps "$STEPS" --out "$RES/knob-$knob"
+        python3 -m bench.gpu_knobs --knob "$knob" --device "$DEV" --rom demo,busy --envs "${BIG%%,*}" \
+          --steps "$STEPS" --out "$RES/knob-$knob" || failed=1
       done
       ;;
     goals)
