@@ -7,8 +7,10 @@ would be 52-71 % busy on the demo game and 11-50 % on game-like code) and the re
 budget (``bench/cuda_build_report.py``: 255 registers, so at most 8 warps of 64 per SM,
 12.5 % theoretical occupancy, and a stack that lives in local memory).
 
-``ncu`` profiles the third ``step_kernel`` launch (two warm-up steps first) of a one-step
-``bench.sweep`` run on the demo game or a named ROM, with the sections below and the
+``ncu`` profiles the fourth ``step_kernel`` launch of a one-step ``bench.sweep`` run (the
+boot ROM runs in it at construction and again at ``reset``, then come the warm-up steps:
+the second of these, 24 frames of seeded random buttons) on the demo game or a named ROM,
+with the sections and the
 local-memory byte counters; if ncu refuses those counters the sections alone are kept.
 Its CSV (``--page details``) is parsed into ``results.jsonl`` (every metric of the
 launch) and ``summary.md`` (the ones the issue names, beside the estimates); the raw
@@ -66,7 +68,7 @@ SHOWN = (
 
 def ncu_command(ncu: str, envs: int, rom: str, report_csv: bool, with_local: bool) -> list[str]:
     cmd = [ncu, "--target-processes", "all", "--kernel-name", "regex:step_kernel"]
-    cmd += ["--launch-skip", "2", "--launch-count", "1"]
+    cmd += ["--launch-skip", "3", "--launch-count", "1"]
     for section in SECTIONS:
         cmd += ["--section", section]
     if with_local:

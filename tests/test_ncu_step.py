@@ -75,7 +75,7 @@ def test_summary_shows_the_issue_metrics_beside_the_estimates():
     assert "Lanes busy per issued instruction: 60.0% of 32." in text
 
 
-def test_command_profiles_one_step_kernel_launch_after_two_warm_ups():
+def test_command_profiles_the_second_warm_up_step():
     cmd = ncu_step.ncu_command("/opt/ncu", 4096, "busy", True, True)
     assert cmd[:8] == [
         "/opt/ncu",
@@ -84,7 +84,7 @@ def test_command_profiles_one_step_kernel_launch_after_two_warm_ups():
         "--kernel-name",
         "regex:step_kernel",
         "--launch-skip",
-        "2",
+        "3",
         "--launch-count",
     ]
     assert ",".join(ncu_step.LOCAL_BYTES) in cmd
@@ -127,3 +127,30 @@ def test_run_falls_back_to_sections_when_the_counters_are_refused(tmp_path, monk
     assert (out / "ncu-demo-64.csv").read_text().startswith("==PROF== Connected")
     assert "## demo, 64 envs" in (out / "summary.md").read_text()
     assert "Failed to find metric" in capsys.readouterr().err
+
+
+def test_the_fourth_step_kernel_launch_is_the_second_warm_up_step(monkeypatch):
+    """What --launch-skip 3 lands on: every reset runs the boot ROM through the step kernel
+    (once in the constructor, once in bench.sweep.measure), then come the steps."""
+    from bench import sweep
+    from gbxcule.backends.warp_vec import WarpVecBase
+
+    calls = []
+    real_reset, real_step = WarpVecBase.reset, WarpVecBase.step
+
+    def reset(self, seed=None):
+        calls.append("boot")
+        return real_reset(self, seed)
+
+    def step(self, actions):
+        calls.append("step")
+        return real_step(self, actions)
+
+    monkeypatch.setattr(WarpVecBase, "reset", reset)
+    monkeypatch.setattr(WarpVecBase, "step", step)
+    cmd = ncu_step.ncu_command("ncu", 1, "demo", True, True)
+    steps = int(cmd[cmd.index("--steps") + 1])
+    sweep.measure("warp-cpu", sweep.default_rom(), 1, steps, 24, 0)
+    assert calls == ["boot", "boot", "step", "step", "step"]
+    skip = int(cmd[cmd.index("--launch-skip") + 1])
+    assert calls[: skip + 1] == ["boot", "boot", "step", "step"]  # profiled: the 2nd step
