@@ -26,8 +26,8 @@ still grows with envs), and a run that would end past the budget is skipped, lis
 such in summary.md; nothing is written for it in results.jsonl.
 
 Usage: python -m bench.sweep (or gbxcule bench) [--backends warp-cpu,pyboy,pyboy-mp]
-       [--envs 1,8,64] [--rom PATH|busy|game] [--steps 20] [--render off,pixels,packed2] [--repeats 3]
-       [--budget-s 480] [--out bench/results]
+       [--envs 1,8,64] [--rom PATH|demo|busy|game|loop-*] [--steps 20]
+       [--render off,pixels,packed2] [--repeats 3] [--budget-s 480] [--out bench/results]
 The default backends add warp-cuda when Warp sees a CUDA device.
 """
 
