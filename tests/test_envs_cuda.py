@@ -51,3 +51,32 @@ def test_cuda_env_equals_cpu_env(demo, mode) -> None:
     finally:
         gpu.close()
         cpu.close()
+
+
+def test_sb3_env_on_cuda_equals_the_cpu_one(demo) -> None:
+    """Stable-Baselines3 works on NumPy: the CUDA env hands it host arrays, equal to the
+    CPU env's, terminal observations included."""
+    pytest.importorskip("stable_baselines3")
+    from gbxcule.envs import make_sb3_env
+
+    kw = dict(obs="u8", stack=2, max_steps=5)
+    gpu = make_sb3_env(demo, 8, "demo-coins", device="cuda", **kw)
+    cpu = make_sb3_env(demo, 8, "demo-coins", threads=1, **kw)
+    try:
+        np.testing.assert_array_equal(gpu.reset(), cpu.reset())
+        rng = np.random.default_rng(1)
+        for t in range(12):
+            act = rng.integers(0, 7, size=8)
+            g, c = gpu.step(act), cpu.step(act)
+            for k in range(3):
+                assert isinstance(g[k], np.ndarray) and g[k].dtype == c[k].dtype
+                np.testing.assert_array_equal(g[k], c[k], err_msg=f"t={t} k={k}")
+            for a, b in zip(g[3], c[3], strict=True):
+                assert a.keys() == b.keys()
+                if "terminal_observation" in a:
+                    np.testing.assert_array_equal(
+                        a["terminal_observation"], b["terminal_observation"]
+                    )
+    finally:
+        gpu.close()
+        cpu.close()

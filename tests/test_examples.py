@@ -29,3 +29,16 @@ def test_cleanrl_ppo_runs_two_updates(demo, capsys) -> None:
     assert [r["update"] for r in log] == [1, 2]
     assert all(r["sps"] > 0 and r["v_loss"] == r["v_loss"] for r in log)
     assert "update 2 sps" in capsys.readouterr().out
+
+
+def test_sb3_ppo_runs_and_saves(demo, tmp_path, capsys) -> None:
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3 import PPO
+
+    saved = tmp_path / "model.zip"
+    argv = ["--rom", str(demo), "--num-envs", "4", "--n-steps", "16", "--batch-size", "32"]
+    model = load("sb3_ppo").main([*argv, "--total-timesteps", "128", "--save", str(saved)])
+    assert model.num_timesteps == 128
+    assert "128 steps in" in capsys.readouterr().out
+    again = PPO.load(saved)
+    assert again.observation_space.shape == (4, 72, 80)

@@ -2,7 +2,8 @@
 # Here, before the first device call of a session with a lent GPU: what the calls of
 # tools/gpu_session.sh carry (both folders are git-ignored).
 #   .devcarry/a, .devcarry/b   warp-lang 1.19 in two halves, from ../shared/device/carry/
-#   .whl/                      gymnasium and what the device's Python 3.12 lacks of its needs
+#   .whl/                      gymnasium, stable-baselines3 and what the device's Python 3.12
+#                              lacks of their needs
 # Usage: bash tools/gpu_prepare.sh [CARRY_DIR]
 set -euo pipefail
 src=${1:-../shared/device/carry}
@@ -15,6 +16,7 @@ rm -rf .devcarry .whl && mkdir -p .devcarry .whl
 cp -r "$src/a" "$src/b" .devcarry/
 "$py" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux2014_x86_64 -d .whl \
-  gymnasium==1.4.0 farama-notifications==0.0.6 array-api-compat==1.16.0
+  gymnasium==1.4.0 farama-notifications==0.0.6 array-api-compat==1.16.0 \
+  stable-baselines3==2.9.2
 du -sh .devcarry/a .devcarry/b .whl
 echo "calls: stage carries .devcarry/a; install carries .devcarry/b and .whl (tools/gpu_session.sh)"
