@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from gbxcule.asm import build_rom
 
+from .emu_memmap_edges import memmap_edges_body
 from .emu_timing_programs_dma_halt import (
     DMA_HRAM_DATA,
     DMA_RACE,
@@ -469,6 +470,7 @@ PROGRAMS: dict[str, tuple[str, int]] = {
     "dma_hram_data": (DMA_HRAM_DATA, 30),
     "stack_timer": (STACK_TIMER, 30),
     "stack_timer_ei": (STACK_TIMER_EI, 30),
+    "memmap_edges": (memmap_edges_body(), 6),
 }
 
 
