@@ -168,3 +168,41 @@ def test_shapes_stop_at_stop_pc_inside_a_run():
     for state in states[1:]:
         for field, value in states[0].items():
             assert np.array_equal(value, state[field]), field
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "steps"), [("demo_game", 2000), ("game_bench", 300)])
+def test_gpu_shape_soak(name, steps):
+    """What CUDA runs, the GPU shape, env-major and interleaved, against the CPU dispatch over
+    long runs of 24-frame steps (48,000 frames of the demo game), 8 envs with their own
+    random buttons; every env's whole state (``capture_state``, layout-free) every 50
+    steps and at the end."""
+    kwargs = dict(num_envs=8, threads=1, frames_per_step=24, release_after_frames=8)
+    shapes = {
+        "cpu dispatch": {},
+        "gpu shape": {"units_out_of_line": True},
+        "gpu shape, interleaved": {"units_out_of_line": True, "mem_layout": "interleaved"},
+    }
+    runs = [
+        WarpVecCpuBackend(rom_path(name), action_codec="buttons", **shape, **kwargs)
+        for shape in shapes.values()
+    ]
+    rng = np.random.default_rng(11)
+    try:
+        for step in range(steps):
+            buttons = rng.integers(0, 256, size=8)
+            buttons[rng.random(8) < 0.4] = 0
+            for backend in runs:
+                backend.step(buttons)
+            if step % 50 != 49 and step != steps - 1:
+                continue
+            for e in range(8):
+                want = runs[0].capture_state(e)
+                for label, backend in zip(list(shapes)[1:], runs[1:], strict=True):
+                    got = backend.capture_state(e)
+                    for field, value in want.items():
+                        if not np.array_equal(np.asarray(value), np.asarray(got[field])):
+                            pytest.fail(f"{name} step {step}: env {e}'s {field} in the {label}")
+    finally:
+        for backend in runs:
+            backend.close()
