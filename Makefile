@@ -6,6 +6,10 @@ STAMP     := $(VENV)/.installed
 TORCH_CPU := torch==2.13.0
 PYTEST    := $(VPY) -m pytest
 ENVS      ?= 64
+# PufferLib's pure-Python parts, beside the venv: its wheels pin another Torch
+# (history/ecosystem.md). tests/test_envs_puffer.py runs PufferLib's vector API on them.
+PUFFERLIB := pufferlib-core==3.0.23 psutil==7.2.2 rich==15.0.0 rich-argparse==1.8.0 \
+             markdown-it-py==4.3.0 mdurl==0.1.2 pygments==2.21.0
 
 .PHONY: setup test test-slow test-cuda-build test-gpu lint typecheck check roms verify bench demo clean
 
@@ -17,6 +21,8 @@ $(STAMP): pyproject.toml
 	# torch first: on a machine without it take the CPU build, never the CUDA bundle.
 	$(VPY) -c "import torch" 2>/dev/null || $(VPY) -m pip install -q $(TORCH_CPU)
 	$(VPY) -m pip install -q -e ".[dev]"
+	test -d .pufferlib/pufferlib || $(VPY) -m pip install -q --no-deps --target .pufferlib \
+	    $(PUFFERLIB) || echo "PufferLib not installed: its tests in test_envs_puffer.py skip"
 	touch $(STAMP)
 
 roms: setup
