@@ -4,14 +4,16 @@ in alternating rounds, so a busy spell on a shared machine hits both alike.
 
 Demo game, 24 frames/step (buttons released after 8), seeded random actions, the 11 hooks
 of tests/test_hooks.py (VBlank vector and handler, joypad, movement, coins, score, RNG,
-OAM loop, and one data address never executed). Also times the first step after the first
+OAM loop, and one data address never executed); ``--rom busy``: the busy ROM with one
+hook that is never hit (the hook filter's cost on code the CPU dispatch's fast loop runs
+all the time). Also times the first step after the first
 ``set_hooks`` of the process: the hooked variant's build, plus its compile when Warp's
 kernel cache does not hold it yet (``cold``, ``cached`` or ``loaded before`` in the row).
 
 Appends one JSONL row per env count to results.jsonl and rewrites summary.md beside it
 from every row there (earlier runs stay, each with its date and label).
-Usage: python -m bench.hooks_cost [--envs 1,64] [--steps 200] [--rounds 4] [--threads N]
-       [--out DIR] [--label TEXT]
+Usage: python -m bench.hooks_cost [--rom demo|busy] [--envs 1,64] [--steps 200] [--rounds 4]
+       [--threads N] [--out DIR] [--label TEXT]
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ DEMO_HOOKS = [  # the demo game's hooks here and in tests/test_hooks.py (lockste
     "BuildShadowOam.hide",
     "TileData",  # data: never executed
 ]
+# ``--rom busy``: one hook that is never hit, in the busy ROM's unused ROM: what the hook
+# filter costs code that runs through the CPU dispatch's fast loop all the time
+BUSY_HOOKS = [0x7FF0]
 
 
 def _steps_per_s(backend, steps: int, num_envs: int, seed: int) -> float:
@@ -59,19 +64,23 @@ def _steps_per_s(backend, steps: int, num_envs: int, seed: int) -> float:
     return steps * num_envs / (time.perf_counter() - t0)
 
 
-def measure(n: int, steps: int, rounds: int, threads: int | None, sym: Path) -> dict:
+def measure(
+    n: int, steps: int, rounds: int, threads: int | None, sym: Path, rom: str = "demo"
+) -> dict:
     """One backend of ``n`` envs: the first hooked step, then ``rounds`` of off/on."""
     import warp as wp
 
+    from bench.rom_names import resolve_rom
     from gbxcule.backends.warp_vec import WarpVecCpuBackend
 
     kwargs = {} if threads is None else {"threads": threads}
+    hooks = DEMO_HOOKS if rom == "demo" else BUSY_HOOKS
     b = WarpVecCpuBackend(
-        demo_rom_path(),
+        demo_rom_path() if rom == "demo" else resolve_rom(rom),
         num_envs=n,
         frames_per_step=24,
         release_after_frames=8,
-        sym_path=sym,
+        sym_path=sym if rom == "demo" else None,
         **kwargs,
     )
     try:
@@ -84,14 +93,14 @@ def measure(n: int, steps: int, rounds: int, threads: int | None, sym: Path) -> 
             state = "cached"
         else:
             state = "cold"
-        b.set_hooks(DEMO_HOOKS)
+        b.set_hooks(hooks)
         b.step(np.zeros(n, np.int64))
         first = time.perf_counter() - t0
         off: list[float] = []
         on: list[float] = []
         for r in range(rounds):
             for hooked in (False, True) if r % 2 == 0 else (True, False):
-                b.set_hooks(DEMO_HOOKS if hooked else [])
+                b.set_hooks(hooks if hooked else [])
                 b.step(np.zeros(n, np.int64))  # warm-up
                 (on if hooked else off).append(_steps_per_s(b, steps, n, seed=r))
         threads_used = min(b.threads, n)
@@ -100,10 +109,11 @@ def measure(n: int, steps: int, rounds: int, threads: int | None, sym: Path) -> 
     off_med, on_med = statistics.median(off), statistics.median(on)
     return {
         "backend": "warp-cpu",
+        "rom": rom,
         "device": device_name("warp-cpu"),
         "threads": threads_used,
         "num_envs": n,
-        "hooks": len(DEMO_HOOKS),
+        "hooks": len(hooks),
         "steps": steps,
         "rounds": rounds,
         "off_steps_per_s": off,
@@ -125,16 +135,19 @@ def run(
     out_dir: Path,
     label: str = "",
     threads: int | None = None,
+    rom: str = "demo",
 ) -> list[dict]:
     for n in envs:
         check_positive_int("num_envs", n)
     check_positive_int("steps", steps)
     check_positive_int("rounds", rounds)
+    if rom not in ("demo", "busy"):
+        raise ValueError(f"rom must be demo or busy, got {rom!r}")
     with tempfile.TemporaryDirectory() as tmp:
         sym = Path(tmp) / "demo_game.sym"
         program = assemble(game_source())
         sym.write_text(format_sym(program.symbols, program.label_banks))
-        rows = [{**measure(n, steps, rounds, threads, sym), "label": label} for n in envs]
+        rows = [{**measure(n, steps, rounds, threads, sym, rom), "label": label} for n in envs]
     out_dir.mkdir(parents=True, exist_ok=True)
     with (out_dir / "results.jsonl").open("a") as fh:
         for row in rows:
@@ -146,21 +159,22 @@ def run(
 def write_summary(out_dir: Path) -> None:
     """summary.md: one table row per results.jsonl row, oldest first."""
     lines = [
-        "# Event hooks: steps/s with no hook set vs with hooks set (demo game, 24 frames/step)",
+        "# Event hooks: steps/s with no hook set vs with hooks set (24 frames/step)",
         "",
         "Same backend, alternating rounds; medians. `first hooked step`: the first step after",
         "the first `set_hooks` of the process (the hooked variant's build, and its compile",
         "when the kernel cache is cold). All runs in `results.jsonl`, oldest first.",
         "",
-        "| run (UTC) | label | device | threads | envs | hooks | rounds | off steps/s "
+        "| run (UTC) | label | ROM | device | threads | envs | hooks | rounds | off steps/s "
         "| on steps/s | on / off | first hooked step s | hooked kernel |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for line in (out_dir / "results.jsonl").read_text().splitlines():
         r = json.loads(line)
         when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["timestamp"]))
         lines.append(
-            f"| {when} | {r['label']} | {r['device']} | {r['threads']} | {r['num_envs']} "
+            f"| {when} | {r['label']} | {r.get('rom', 'demo')} | {r['device']} | {r['threads']} "
+            f"| {r['num_envs']} "
             f"| {r['hooks']} | {r['rounds']} | {r['off_median']:,.0f} | {r['on_median']:,.0f} "
             f"| {r['on_over_off']:.3f} | {r['first_hooked_step_s']:.1f} | {r['hooked_kernel']} |"
         )
@@ -175,10 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=None, help="worker threads (default: all)")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR)
     ap.add_argument("--label", default="")
+    ap.add_argument("--rom", default="demo", choices=("demo", "busy"))
     args = ap.parse_args(argv)
     try:
         envs = [int(x) for x in args.envs.split(",") if x]
-        rows = run(envs, args.steps, args.rounds, args.out, args.label, args.threads)
+        rows = run(envs, args.steps, args.rounds, args.out, args.label, args.threads, args.rom)
     except ValueError as exc:
         ap.error(str(exc))
     for r in rows:

@@ -41,6 +41,7 @@ from gbxcule.kernels.fetch import (
     is_illegal,
     rom_code_at,
 )
+from gbxcule.kernels.hooks import hook_maybe
 from gbxcule.kernels.state import LOCKED, Machine
 
 wp.set_module_options({"enable_backward": False})
@@ -100,7 +101,7 @@ RUN_BAIL = 2  # the last instruction bailed (PyBoy's bail)
 RUN_SYNCED = 3  # a slice ended, its units synced, and the next one is not plain
 
 
-def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True):
+def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True, hooks: bool = False):
     """``cpu_run_fast``: the CPU dispatch's instruction loop (kernels/step_cpu.py), the fast
     paths by opcode (``fast_by_opcode``) on code in the mapped ROM banks, as one out-of-line
     function of its own: clang allocates its registers for the fast paths alone, not for
@@ -118,10 +119,17 @@ def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True):
     end, out of line: the unit syncs, then the next slice's end cycle, or -1 if the next
     slice is not plain) and runs on. Busy ROM -24 %, game-like -13 %, demo -1 %; the slice
     end here, not by returning to ``cpu_tick``: -10 % / -3 % more
-    (history/cpu-instruction-count.md)."""
+    (history/cpu-instruction-count.md).
+
+    ``hooks`` (the hooked step, kernels/hooks.py): code in ROM also returns ``RUN_SLOW``
+    before an instruction whose PC the hook filter (``hook_maybe``) does not rule out, so
+    ``cpu_tick`` looks it up as it does every fetch. The run's first PC is exempt:
+    ``cpu_tick`` looked it up just before, and no bank changes during a run."""
     fast_paths = make_fast_by_opcode(make_fast_paths(cpu_fast_mem, module), module)
 
-    @wp.func(inline=False, name="cpu_run_fast" if in_rom else "cpu_run_fast_ram", module=module)
+    name = ("cpu_run_fast" if in_rom else "cpu_run_fast_ram") + ("_hooked" if hooks else "")
+
+    @wp.func(inline=False, name=name, module=module)
     def cpu_run_fast(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], end: wp.int64) -> wp.int64:
         """Run instructions until an instruction bails, the next one is not the run's or a
         slice ends with a next slice that is not plain (the slice's end cycle ``end``);
@@ -131,6 +139,9 @@ def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True):
         # rom_code as a view built here: its stride is the compiler's constant, not a
         # field loaded and multiplied on the way from one PC to the next
         code = wp.array(ptr=m.rom_code.ptr, shape=(m.rom_code.shape[0],), dtype=wp.int32)
+        if wp.static(hooks):
+            first_pc = r.pc
+            hook_row = m.i32  # the array once: stores through m may alias m.i32's fields
         out = RUN_END
         while r.cycles < end:
             fetched = wp.int32(0)
@@ -138,6 +149,10 @@ def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True):
                 if r.pc + 2 >= 0x8000:
                     out = RUN_SLOW
                     break
+                if wp.static(hooks):
+                    if r.pc != first_pc and hook_maybe(hook_row, i, r.pc) != 0:
+                        out = RUN_SLOW
+                        break
                 fetched = rom_code_at(code, r.pc, r.rom_lo, r.rom_hi)
             else:
                 if r.pc + 2 < 0x8000:

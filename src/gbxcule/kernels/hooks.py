@@ -40,7 +40,8 @@ made the plain step kernel 3.3 % slower on the CPU (history/ecosystem.md), with 
 code.
 
 Only the hooked variant of the step kernel (``kernels/step.py``, ``make_step_kernel``)
-calls these funcs; the plain kernel, launched while no hook is set, never reads the row.
+calls these funcs (its ``cpu_run_fast`` too: ``hook_maybe`` before each instruction it
+runs from ROM); the plain kernel, launched while no hook is set, never reads the row.
 """
 
 from __future__ import annotations

@@ -244,9 +244,10 @@ class StepFeatures:
         """The functions this shape calls for: (cpu_step, check_interrupts, sync_units,
         halt_through_lcd), inlined or out-of-line copies."""
         if self.opcode_dispatch:
-            # without hooks the fast paths by opcode run in cpu_run_fast(_ram), and this
-            # step only gets what they leave (the general decode; the boot; EI countdowns)
-            step = make_cpu_step(module=self.module, by_opcode=self.hooks)
+            # the fast paths by opcode run in cpu_run_fast(_ram), and this step only gets
+            # what they leave (the general decode; the boot; EI countdowns; hooked fetches'
+            # single steps)
+            step = make_cpu_step(module=self.module)
             return step, check_interrupts, sync_units, halt_through_lcd
         if not self.units_out_of_line:
             return cpu_step, check_interrupts, sync_units, halt_through_lcd
@@ -289,12 +290,13 @@ def _make_end_slice(sync_fn, module: str | None):
 
 
 def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
-    # the CPU dispatch's instruction loop (kernels/cpu_step.py); hooks test every fetch
+    # the CPU dispatch's instruction loop (kernels/cpu_step.py), with the hook filter in it
+    # when hooks are compiled in (code outside ROM has no hooks)
     run_fast = None
     run_ram = None
-    if features.opcode_dispatch and not features.hooks:
+    if features.opcode_dispatch:
         end_slice = _make_end_slice(sync_fn, features.module)
-        run_fast = make_cpu_run_fast(features.module, end_slice)
+        run_fast = make_cpu_run_fast(features.module, end_slice, hooks=features.hooks)
         run_ram = make_cpu_run_fast(features.module, end_slice, in_rom=False)
 
     @wp.func(name="cpu_tick", module=features.module)
@@ -305,14 +307,16 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
         a plain continuation (``next_slice_is_plain``), the slice's end (``sync_units``)
         runs here and the instructions go on with the registers kept in locals: the same
         sequence as returning to ``run_frame``. The last such sync sets ``TICK_SYNCED``.
-        The CPU dispatch (no hooks) runs the instructions that the fast paths take through
+        The CPU dispatch runs the instructions that the fast paths take through
         ``cpu_run_fast`` (code in ROM) or ``cpu_run_fast_ram`` (kernels/cpu_step.py), and
         ``cpu_step`` the rest.
 
         Hooks: a fetch at a hooked address bails before the instruction (PyBoy's BRK) and
         sets ``HOOK_SS``; a single-step slice (``HOOK_SS`` set at entry) runs the
         instruction at its start PC un-patched and never fuses into the next slice
-        (``run_frame`` looks the PC up after it).
+        (``run_frame`` looks the PC up after it). The hooked ``cpu_run_fast`` stops before
+        a PC the hook filter may hold; back here it is looked up (the loop's top) before
+        it runs: ``checked`` is the PC last looked up.
         """
         i32 = m.i32
         i64 = m.i64
@@ -336,6 +340,7 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
                     out = TICK_STOPPED
                     break
                 if wp.static(features.hooks):
+                    checked = r.pc
                     if (
                         hook_maybe(i32, i, r.pc) != 0
                         and r.pc != pc0
@@ -348,6 +353,10 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
                             r.ime_delay = r.ime_delay - 1
                             r.ime = wp.where(r.ime_delay == 0, 1, r.ime)
                         break
+                    if single != 0:  # one instruction, then run_frame's breakpoint_reached
+                        if wp.static(step_fn)(m, i, r) != 0:
+                            break
+                        continue
                 if wp.static(run_fast is not None):
                     ran = RUN_SLOW
                     if (
@@ -369,13 +378,13 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
                     if ran == RUN_BAIL:
                         break
                     if ran == RUN_SLOW:
+                        if wp.static(features.hooks):
+                            if r.pc != checked:  # the run stopped at a PC to look up
+                                continue
                         if wp.static(step_fn)(m, i, r) != 0:
                             break
                 elif wp.static(step_fn)(m, i, r) != 0:  # PyBoy's bail, or the env locked
                     break
-                if wp.static(features.hooks):
-                    if single != 0:  # one instruction, then run_frame's breakpoint_reached
-                        continue
                 if r.cycles >= end:
                     i64[i, CYCLES] = r.cycles
                     wp.static(sync_fn)(m, i)
