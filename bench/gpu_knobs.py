@@ -27,13 +27,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from bench.machine_info import device_name, versions
 from bench.rom_names import resolve_rom
-from bench.step_settings import ACTION_CODEC, FRAMES_PER_STEP, RELEASE_AFTER_FRAMES
+from bench.step_settings import FRAMES_PER_STEP
+from bench.sweep import measure as sweep_measure
 from gbxcule.backends.checks import check_positive_int
-from gbxcule.backends.registry import make_backend
 from gbxcule.files import write_atomic
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -41,29 +39,12 @@ KNOBS = {"fastpaths": "cpu_fast_paths", "shapes": "units_out_of_line"}
 
 
 def measure(device: str, rom: str, n: int, steps: int, kwarg: str, on: bool) -> float:
-    """Steps/s of one freshly built backend with ``kwarg=on``."""
-    env = make_backend(
-        "warp-cuda" if device == "cuda" else "warp-cpu",
-        resolve_rom(rom),
-        num_envs=n,
-        frames_per_step=FRAMES_PER_STEP,
-        release_after_frames=RELEASE_AFTER_FRAMES,
-        action_codec=ACTION_CODEC,
-        **{kwarg: on},
+    """Steps/s of one freshly built backend with ``kwarg=on`` (``bench.sweep.measure``)."""
+    backend = "warp-cuda" if device == "cuda" else "warp-cpu"
+    row = sweep_measure(
+        backend, resolve_rom(rom), n, steps, FRAMES_PER_STEP, 0, backend_options={kwarg: on}
     )
-    try:
-        acts = np.random.default_rng(0).integers(0, 7, size=(steps + 2, n), dtype=np.int64)
-        sync = env.synchronize  # type: ignore[attr-defined] - a Warp backend
-        for a in acts[:2]:
-            env.step(a)
-        sync()
-        t0 = time.perf_counter()
-        for a in acts[2:]:
-            env.step(a)
-        sync()
-        return steps * n / (time.perf_counter() - t0)
-    finally:
-        env.close()
+    return row.sps
 
 
 def summary(rows: list[dict[str, Any]], kwarg: str) -> str:

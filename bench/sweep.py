@@ -108,6 +108,7 @@ def measure(
     render: str = "off",
     repeat: int = 0,
     cpu_codegen: str | None = None,
+    backend_options: dict | None = None,
 ) -> SweepRow:
     """Time ``steps`` steps (after ``warmup``) of seeded random actions on one backend.
 
@@ -115,6 +116,8 @@ def measure(
     labelled ``backend:layout``. ``render`` is one of ``RENDER_MODES`` (module doc).
     ``cpu_codegen`` (warp-cpu only) builds its step kernel that way first
     (kernels/codegen.py); ``plain`` rows are labelled ``backend:plain``.
+    ``backend_options``: more keyword arguments for the backend (e.g. ``cpu_fast_paths``,
+    bench/gpu_knobs.py); the row's label does not show them.
     """
     check_render(render)
     if cpu_codegen is not None:
@@ -131,6 +134,7 @@ def measure(
     else:
         options["render_pixels"] = render == "pixels"
         options["render_pixels_packed"] = render == "packed2"
+    options.update(backend_options or {})
     env = make_backend(
         backend,
         rom,

@@ -6,20 +6,20 @@ import json
 
 import pytest
 
-from bench import gpu_knobs
+from bench import gpu_knobs, sweep
 
 pytestmark = pytest.mark.tooling
 
 
 def test_fastpaths_rounds_alternate_and_reach_the_backend(tmp_path, monkeypatch, capsys):
     made = []
-    real = gpu_knobs.make_backend
+    real = sweep.make_backend  # gpu_knobs measures through bench.sweep.measure
 
     def spy(name, path, **kwargs):
         made.append((name, kwargs["num_envs"], kwargs["cpu_fast_paths"]))
         return real(name, path, **kwargs)
 
-    monkeypatch.setattr(gpu_knobs, "make_backend", spy)
+    monkeypatch.setattr(sweep, "make_backend", spy)
     out = tmp_path / "knob"
     argv = ["--knob", "fastpaths", "--device", "cpu", "--rom", "busy", "--envs", "2"]
     assert gpu_knobs.main([*argv, "--rounds", "2", "--steps", "2", "--out", str(out)]) == 0
