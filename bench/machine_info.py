@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import os
 import platform
-from importlib import metadata
 from pathlib import Path
 
-
-def versions() -> dict:
-    """Python and the versions of the packages a measurement depends on (None: absent)."""
-    out = {"python": platform.python_version()}
-    for dist in ("gbxcule", "warp-lang", "torch", "pyboy", "numpy"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    return out
+from gbxcule.lockstep import package_versions as versions  # noqa: F401 - the bench's name for it
 
 
 def device_name(backend: str) -> str:

@@ -45,7 +45,7 @@ from bench.goldens import (
     state_digest,
 )
 from gbxcule.backends.warp_base import per_env_arrays
-from gbxcule.lockstep import _git_commit, _versions
+from gbxcule.lockstep import _git_commit, package_versions
 
 pytestmark = pytest.mark.l3
 
@@ -122,7 +122,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], device: str) -> tupl
         "device": device,
         "created_utc": stamp,
         "git_commit": _git_commit(),
-        "versions": _versions(),
+        "versions": package_versions(),
         "batch_envs": NUM_ENVS,
         "passed": len(rows) - len(failed),
         "failed": len(failed),

@@ -377,7 +377,8 @@ def run_lockstep(
     return LockstepResult(True, cfg.steps, checks)
 
 
-def _versions() -> dict[str, str | None]:
+def package_versions() -> dict[str, str | None]:
+    """Python and the versions of the packages a run depends on (None: not installed)."""
     out: dict[str, str | None] = {"python": platform.python_version()}
     for dist in ("gbxcule", "pyboy", "numpy", "warp-lang", "torch"):
         try:
@@ -451,7 +452,7 @@ def write_bundle(
         "step": ref.step,
         "env": ref.env,
         "config": dataclasses.asdict(cfg),
-        "versions": _versions(),
+        "versions": package_versions(),
         "git_commit": _git_commit(),
         "platform": platform.platform(),
         "created_unix": time.time(),
