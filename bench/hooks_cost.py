@@ -33,7 +33,6 @@ from gbxcule.asm import assemble
 from gbxcule.backends.checks import check_positive_int
 from gbxcule.core.symbols import format_sym
 from gbxcule.demo.asm import game_source
-from gbxcule.demo.rom import demo_rom_path
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "hooks"
 DEMO_HOOKS = [  # the demo game's hooks here and in tests/test_hooks.py (lockstep vs PyBoy)
@@ -76,7 +75,7 @@ def measure(
     kwargs = {} if threads is None else {"threads": threads}
     hooks = DEMO_HOOKS if rom == "demo" else BUSY_HOOKS
     b = WarpVecCpuBackend(
-        demo_rom_path() if rom == "demo" else resolve_rom(rom),
+        resolve_rom(rom),
         num_envs=n,
         frames_per_step=24,
         release_after_frames=8,

@@ -66,15 +66,15 @@ SHOWN = (
 )
 
 
-def ncu_command(ncu: str, envs: int, rom: str, report_csv: bool, with_local: bool) -> list[str]:
+def ncu_command(ncu: str, envs: int, rom: str, with_local: bool) -> list[str]:
+    """The ncu command line: one step_kernel launch, its details page as CSV."""
     cmd = [ncu, "--target-processes", "all", "--kernel-name", "regex:step_kernel"]
     cmd += ["--launch-skip", "3", "--launch-count", "1"]
     for section in SECTIONS:
         cmd += ["--section", section]
     if with_local:
         cmd += ["--metrics", ",".join(LOCAL_BYTES)]
-    if report_csv:
-        cmd += ["--csv", "--page", "details", "--print-units", "base"]
+    cmd += ["--csv", "--page", "details", "--print-units", "base"]
     cmd += [sys.executable, "-m", "bench.sweep", "--backends", "warp-cuda", "--envs", str(envs)]
     cmd += ["--steps", "1", "--render", "off", "--out", "/tmp/gbx-ncu-sweep"]
     if rom != "demo":
@@ -145,7 +145,7 @@ def run(envs: int, rom: str, out: Path) -> dict[str, Any]:
     attempts = []
     for with_local in (True, False):
         done = subprocess.run(
-            ncu_command(ncu, envs, rom, True, with_local), capture_output=True, text=True
+            ncu_command(ncu, envs, rom, with_local), capture_output=True, text=True
         )
         metrics = parse_details(done.stdout)
         attempts.append({"local_bytes": with_local, "rc": done.returncode, "metrics": len(metrics)})

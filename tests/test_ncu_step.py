@@ -76,7 +76,7 @@ def test_summary_shows_the_issue_metrics_beside_the_estimates():
 
 
 def test_command_profiles_the_second_warm_up_step():
-    cmd = ncu_step.ncu_command("/opt/ncu", 4096, "busy", True, True)
+    cmd = ncu_step.ncu_command("/opt/ncu", 4096, "busy", True)
     assert cmd[:8] == [
         "/opt/ncu",
         "--target-processes",
@@ -91,7 +91,7 @@ def test_command_profiles_the_second_warm_up_step():
     i = cmd.index(sys.executable)
     assert cmd[i : i + 3] == [sys.executable, "-m", "bench.sweep"]
     assert cmd[cmd.index("--envs") + 1] == "4096" and cmd[-2:] == ["--rom", "busy"]
-    plain = ncu_step.ncu_command("ncu", 1, "demo", True, False)
+    plain = ncu_step.ncu_command("ncu", 1, "demo", False)
     assert "--metrics" not in plain and "--rom" not in plain
 
 
@@ -148,7 +148,7 @@ def test_the_fourth_step_kernel_launch_is_the_second_warm_up_step(monkeypatch):
 
     monkeypatch.setattr(WarpVecBase, "reset", reset)
     monkeypatch.setattr(WarpVecBase, "step", step)
-    cmd = ncu_step.ncu_command("ncu", 1, "demo", True, True)
+    cmd = ncu_step.ncu_command("ncu", 1, "demo", True)
     steps = int(cmd[cmd.index("--steps") + 1])
     sweep.measure("warp-cpu", sweep.default_rom(), 1, steps, 24, 0)
     assert calls == ["boot", "boot", "step", "step", "step"]

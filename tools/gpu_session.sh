@@ -71,7 +71,7 @@ pack() {  # the files written since the phase's marker, into $OUT; their summari
   (cd "$RES" && find . -type f -newer "$marker" | sort > "/tmp/gbx-$phase.list")
   if [ -s "/tmp/gbx-$phase.list" ]; then
     tar -czf "$OUT/gpu-$phase.tar.gz" -C "$RES" -T "/tmp/gbx-$phase.list"
-    grep 'summary.md$\|goals.md$\|\.md$' "/tmp/gbx-$phase.list" | while read -r f; do
+    grep '\.md$' "/tmp/gbx-$phase.list" | while read -r f; do
       echo "==== $f"; cat "$RES/$f"
     done
   fi
