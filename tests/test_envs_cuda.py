@@ -11,6 +11,8 @@ pytest.importorskip("gymnasium")
 
 from gbxcule.envs import make_vector_env  # noqa: E402
 
+from .support.sb3_support import assert_sb3_envs_agree  # noqa: E402
+
 pytestmark = [
     pytest.mark.l3,
     pytest.mark.gpu,
@@ -63,20 +65,7 @@ def test_sb3_env_on_cuda_equals_the_cpu_one(demo) -> None:
     gpu = make_sb3_env(demo, 8, "demo-coins", device="cuda", **kw)
     cpu = make_sb3_env(demo, 8, "demo-coins", threads=1, **kw)
     try:
-        np.testing.assert_array_equal(gpu.reset(), cpu.reset())
-        rng = np.random.default_rng(1)
-        for t in range(12):
-            act = rng.integers(0, 7, size=8)
-            g, c = gpu.step(act), cpu.step(act)
-            for k in range(3):
-                assert isinstance(g[k], np.ndarray) and g[k].dtype == c[k].dtype
-                np.testing.assert_array_equal(g[k], c[k], err_msg=f"t={t} k={k}")
-            for a, b in zip(g[3], c[3], strict=True):
-                assert a.keys() == b.keys()
-                if "terminal_observation" in a:
-                    np.testing.assert_array_equal(
-                        a["terminal_observation"], b["terminal_observation"]
-                    )
+        assert_sb3_envs_agree(gpu, cpu, steps=12, seed=1)
     finally:
         gpu.close()
         cpu.close()

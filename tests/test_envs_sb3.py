@@ -14,6 +14,8 @@ pytest.importorskip("stable_baselines3")
 
 from gbxcule.envs import make_sb3_env, make_vector_env  # noqa: E402
 
+from .support.sb3_support import assert_sb3_envs_agree  # noqa: E402
+
 pytestmark = pytest.mark.api
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,20 +156,7 @@ def test_tensor_results_take_the_same_way_to_numpy(demo) -> None:
     tensors.venv.on_cuda = True  # its results are then CPU tensors, as on CUDA
     arrays = make_sb3_env(demo, 3, "demo-coins", **kw)
     try:
-        np.testing.assert_array_equal(tensors.reset(), arrays.reset())
-        rng = np.random.default_rng(5)
-        for t in range(7):
-            act = rng.integers(0, 7, size=3)
-            a, b = tensors.step(act), arrays.step(act)
-            for k in range(3):
-                assert type(a[k]) is np.ndarray and a[k].dtype == b[k].dtype
-                np.testing.assert_array_equal(a[k], b[k], err_msg=f"t={t} k={k}")
-            for x, y in zip(a[3], b[3], strict=True):
-                assert x.keys() == y.keys()
-                if "terminal_observation" in x:
-                    np.testing.assert_array_equal(
-                        x["terminal_observation"], y["terminal_observation"]
-                    )
+        assert_sb3_envs_agree(tensors, arrays, steps=7, seed=5)
     finally:
         tensors.close()
         arrays.close()
