@@ -1,9 +1,11 @@
-"""tools/gpu_session.sh's flow on a machine without a GPU: phase names, failure, packing."""
+"""tools/gpu_session.sh's flow on a machine without a GPU: the plan's budget, phase names,
+failure, packing, and every command dry-run on the CPU."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -55,18 +57,57 @@ def test_goals_phase_packs_what_it_wrote(tmp_path):
 
 
 def test_a_phase_without_cuda_fails_clearly_and_stops_the_rest(tmp_path):
-    got = _run(tmp_path, "parity1", "goals")
+    got = _run(tmp_path, "parity", "goals")
     assert got.returncode == 3
     assert "needs warp-lang and a CUDA device" in got.stderr
-    assert "gpu_session parity1:" in got.stdout and "exit 3" in got.stdout
+    assert "gpu_session parity:" in got.stdout and "exit 3" in got.stdout
     assert "gpu_session goals" not in got.stdout
 
 
-@pytest.mark.slow
+def _plan() -> list[list[str]]:
+    got = subprocess.run(["bash", str(SCRIPT), "--plan"], capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr
+    rows = [line.split() for line in got.stdout.splitlines() if line.strip().endswith(" s")]
+    assert got.stdout.strip().endswith("min)"), got.stdout
+    return rows
+
+
+def _phase_caps() -> dict[str, int]:
+    """Each phase's commands' caps (``capped N``, ``gpu_tests NAME N``), summed."""
+    text = SCRIPT.read_text()
+    body = text[text.index("run_phase() {") :]
+    caps: dict[str, int] = {}
+    for m in re.finditer(r"^    ([a-z]+)\)\n(.*?)^      ;;", body, re.S | re.M):
+        numbers = re.findall(r"(?:capped|gpu_tests [\w-]+) (\d+) ", m.group(2))
+        caps[m.group(1)] = sum(int(n) for n in numbers)
+    return caps
+
+
+def test_the_plan_fits_three_calls_and_twelve_minutes():
+    """Issue #33: at most three calls, the budget printed adds to <= 12 minutes, each call's
+    phases' caps fit its budget and its budget its timeout_s (call 2 <= 6 min, 3 <= 4)."""
+    rows = _plan()
+    assert sum(int(r[-2]) for r in rows) <= 12 * 60
+    calls = {r[0]: r for r in rows if r[0].isdigit()}
+    assert sorted(calls) == ["1", "2", "3"]
+    caps = _phase_caps()
+    assert set(caps) == {"stage", "install", "parity", "sweep", "rl", "profile", "goals"}
+    install_cap = 40  # the install phase runs no capped command: its copy and unpacking
+    named = []
+    for call, row in calls.items():
+        timeout_s, budget = int(row[1]), int(row[-2])
+        phases = [w for w in row[2:-2] if w in caps]
+        named += phases
+        spent = sum(caps[p] for p in phases) + (install_cap if "install" in phases else 0)
+        assert spent <= budget <= timeout_s, (call, phases, spent, budget, timeout_s)
+    assert int(calls["2"][1]) <= 360 and int(calls["3"][1]) <= 240
+    assert named == ["stage", "install", "parity", "sweep", "rl", "profile", "goals"]
+
+
 def test_dry_run_runs_every_phase_on_the_cpu(tmp_path):
-    """GBX_DRY_RUN=1: every command of the plan with tiny sizes on warp-cpu (about 70 s on
-    2 cores), so a broken command is found here and not in a lent GPU's minutes."""
-    phases = "stage install parity1 parity2 parity3 bench-demo bench-busy rl profile knobs goals"
+    """GBX_DRY_RUN=1: every command of the plan with tiny sizes on warp-cpu, so a broken
+    command is found here and not in a lent GPU's minutes."""
+    phases = "stage install parity sweep rl profile goals"
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
@@ -86,11 +127,13 @@ def test_dry_run_runs_every_phase_on_the_cpu(tmp_path):
     for phase in phases.split():
         assert f"gpu_session {phase}: " in got.stdout
     packed = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert packed == [
-        f"gpu-{p}.tar.gz" for p in ("bench-busy", "bench-demo", "goals", "knobs", "profile", "rl")
-    ]
-    with tarfile.open(tmp_path / "out" / "gpu-knobs.tar.gz") as tar:
+    assert packed == [f"gpu-{p}.tar.gz" for p in ("goals", "profile", "rl", "sweep")]
+    with tarfile.open(tmp_path / "out" / "gpu-sweep.tar.gz") as tar:
         names = set(tar.getnames())
-    for folder in ("regs-0", "regs-168", "regs-128", "knob-fastpaths", "knob-shapes"):
+    for folder in ("sweep-demo", "sweep-busy", "sweep-game"):
         assert f"./{folder}/summary.md" in names
+    with tarfile.open(tmp_path / "out" / "gpu-profile.tar.gz") as tar:
+        names = set(tar.getnames())
+    for folder in ("launch-gaps", "render", "cpu-demo"):
+        assert f"./{folder}/summary.md" in names or f"./{folder}/results.jsonl" in names
     assert "tests collected" in got.stdout  # the gpu tests were collected, not run

@@ -4,6 +4,7 @@
 #   .devcarry/a, .devcarry/b   warp-lang 1.19 in two halves, from ../shared/device/carry/
 #   .whl/                      gymnasium, stable-baselines3 and what the device's Python 3.12
 #                              lacks of their needs
+#   .gpucache/                 sm_90 CUBINs of every CUDA kernel (tools/gpu_precompile.py)
 # Usage: bash tools/gpu_prepare.sh [CARRY_DIR]
 set -euo pipefail
 src=${1:-../shared/device/carry}
@@ -18,5 +19,7 @@ cp -r "$src/a" "$src/b" .devcarry/
   --platform manylinux2014_x86_64 -d .whl \
   gymnasium==1.4.0 farama-notifications==0.0.6 array-api-compat==1.16.0 \
   stable-baselines3==2.9.2
-du -sh .devcarry/a .devcarry/b .whl
-echo "calls: stage carries .devcarry/a; install carries .devcarry/b and .whl (tools/gpu_session.sh)"
+rm -rf .gpucache
+PYTHONPATH=src:. "$py" tools/gpu_precompile.py --out .gpucache
+du -sh .devcarry/a .devcarry/b .whl .gpucache
+bash tools/gpu_session.sh --plan

@@ -1,60 +1,78 @@
 #!/usr/bin/env bash
-# Everything a session with a lent GPU runs (issue #16), in phases that each fit one device
-# call (10 minutes at most; the machine goes cold ~30 s after a call, so run them back to
-# back). Run from the repo root on the device machine; several phases may share one call:
+# Everything a session with a lent GPU runs (issue #33), in three device calls back to back:
+# 15 device minutes in all, the machine's start (1-2 min), transfers and idle waits counted,
+# and the machine goes cold ~30 s after a call. Run from the repo root on the device:
 #
-#   bash tools/gpu_session.sh PHASE [PHASE ...]
+#   bash tools/gpu_session.sh PHASE [PHASE ...]     (or: bash tools/gpu_session.sh --plan)
 #
-# Prepare here first: `bash tools/gpu_prepare.sh` (warp-lang's two halves, gymnasium's wheels).
-# The plan, in the order of what the issue needs most. About 30 minutes of device time a
-# session, a machine's start (1-2 min) and every call's transfers included: the sweeps'
-# time budgets (--budget-s) add up to about 16 minutes, so go call to call without pause,
-# and drop the last calls rather than the first if time runs short.
-#
-#   call  carry               phases            what                                  budget
-#   1     .devcarry/a         stage             warp-lang, first half                      -
-#   2     .devcarry/b .whl    install parity1   second half, wheels; every golden on       -
-#                                               1 env, CUDA vs CPU (pays the CUDA build)
-#   3                         parity2 parity3   1024 envs, the cases' own and mixed        -
-#                                               actions; API, pixel, RL and env tests
-#   4                         bench-demo        demo sweep 1..65,536 envs, off / pixels /  5 min
-#                                               packed2; warp-cpu on 16 cores; render cost
-#   5                         bench-busy        busy ROM sweep; state layouts            4.5 min
-#   6                         rl                RL sweep, 1,024-16,384 envs; goals table   4 min
-#   7                         profile           launch gaps, step graph, Nsight Compute    -
-#   8                         knobs             register caps, fast paths, shapes        3.5 min
+# Prepare here first: `bash tools/gpu_prepare.sh` (warp-lang's two halves, the wheels, and
+# the sm_90 CUBINs of every kernel, so no device minute pays for NVRTC). The plan, the most
+# valuable first; each phase stops its commands at its own cap, so a call cut short still
+# packs what ran (a verdict before a number, a number before a profile):
+PLAN='
+  call  timeout_s  carry                       phases                  budget
+  -     -          (machine start)             -                         120 s
+  1     60         .devcarry/a .gpucache       stage                      20 s
+  2     360        .devcarry/b .whl            install parity sweep      330 s
+  3     240        -                           rl profile goals          210 s
+  -     -          (transfers, 3 calls)        -                          40 s
+'
+# Phase caps (seconds): install 40; parity 150 (one env 75, batch 45, API/pixels/RL/env
+# tests 30); sweep 140 (demo, busy, game-like ROM at 1,024 / 16,384 / 65,536 envs, render
+# off and packed2); rl 95 (u8 vs packed2, sync vs async, 1,024-16,384 envs); profile 110
+# (launch gaps 30, Nsight Compute on one step 45, render cost 15, warp-cpu on the
+# device's cores 20); goals 5.
 #
 # Each phase packs what it wrote into $OUT/gpu-PHASE.tar.gz (a call brings back at most 8
 # files) and prints its summaries. Here: `tar -xzf FILES_AT/gpu-PHASE.tar.gz -C
 # bench/results/gpu/` in call order, then `python -m bench.gpu_goals`, and commit with the
-# device name. A phase re-run on a fresh machine replaces its folders' rows.
+# device name. A failing phase does not stop the next (a parity failure still leaves the
+# throughput numbers), except a missing warp or CUDA device (exit 3), which stops the call.
 # GBX_DRY_RUN=1 runs every phase here, on the CPU with tiny sizes (warp-cpu for warp-cuda,
-# no install, the gpu tests skipped): it catches a broken command before a GPU is lent.
+# no install, the gpu tests collected only): a broken command shows before a GPU is lent.
 # The procedure and what the tests check: history/gpu-parity.md.
 set -euo pipefail
 
-PHASES="stage install parity1 parity2 parity3 bench-demo bench-busy rl profile knobs goals"
+PHASES="stage install parity sweep rl profile goals"
+if [ "${1:-}" = --plan ]; then
+  echo "$PLAN"
+  awk '$NF == "s" { total += $(NF-1) } END { printf "total budget: %d s (%.1f min)\n", total, total / 60 }' <<< "$PLAN"
+  exit 0
+fi
 one=""
 if [ "${1:-}" = --one ]; then one=$2; shift 2; set -- "$one"; fi
-[ $# -ge 1 ] || { echo "usage: bash tools/gpu_session.sh PHASE [PHASE ...]; phases: $PHASES" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash tools/gpu_session.sh PHASE [PHASE ...] | --plan; phases: $PHASES" >&2; exit 2; }
 for phase in "$@"; do
   case " $PHASES " in *" $phase "*) ;; *) echo "unknown phase $phase; phases: $PHASES" >&2; exit 2;; esac
 done
 
 OUT=${OUT:-/tmp/gbx-out}
 RES=${GBX_RES:-/tmp/gbx-res}  # every phase's results on this machine, in bench/results/gpu/'s layout
-export PYTHONPATH=/tmp/gbx-site:/tmp/gbx-whl:$PWD/src:$PWD
+export PYTHONPATH=/tmp/gbx-boot:/tmp/gbx-site:/tmp/gbx-whl:$PWD/src:$PWD
 export PYTHONUNBUFFERED=1
 export GBXCULE_GPU_REPORT=$RES/parity
 mkdir -p "$OUT" "$RES/parity"
 
 if [ -n "${GBX_DRY_RUN:-}" ]; then
-  BK=warp-cpu DEV=cpu STEPS=2 ALL=1,4 BIG=2,4 RL=8 GAPS=2,4 RLGAP=8 BUDGET=60
+  BK=warp-cpu DEV=cpu STEPS=2 SIZES=2,4 BIG=4 RL=8 RLGAP=8 NCU=4 SCALE=4
 else
-  BK=warp-cuda DEV=cuda STEPS=20 ALL=1,64,1024,4096,16384,65536 BIG=16384,65536
-  RL=1024,4096,16384 GAPS=1024,16384 RLGAP=4096 BUDGET=
+  BK=warp-cuda DEV=cuda STEPS=20 SIZES=1024,16384,65536 BIG=16384 RL=1024,4096,16384
+  RLGAP=4096 NCU=16384 SCALE=1
+  export WARP_CACHE_PATH=/tmp/gbx-cache  # the CUBINs built here (tools/gpu_precompile.py)
 fi
-budget() { echo "${BUDGET:-$1}"; }  # a phase's time cap for one sweep, in seconds
+
+# capped SECONDS CMD...: run CMD, interrupted (SIGINT: pytest still writes its reports) after
+# SECONDS; a dry run scales the cap up, since 2 CPU cores build and run slower than the GPU.
+capped() {
+  local cap=$(( $1 * SCALE )); shift
+  timeout -s INT -k 10 "$cap" "$@" || {
+    local rc=$?
+    [ "$rc" = 124 ] && echo "capped: stopped after $cap s: $*"
+    return "$rc"
+  }
+}
+# A sweep's own projection (--budget-s) skips what would overrun, a little inside its cap.
+budget() { echo $(( $1 * SCALE - 10 )); }
 
 need_warp() {
   if [ -n "${GBX_DRY_RUN:-}" ]; then return 0; fi
@@ -79,18 +97,23 @@ pack() {  # the files written since the phase's marker, into $OUT; their summari
 
 sweep() { python3 -m bench.sweep --steps "$STEPS" "$@"; }
 
-gpu_tests() {  # the gpu-marked tests; a dry run only collects them (they need CUDA)
+gpu_tests() {  # NAME CAP ARGS...: gpu-marked tests; a dry run only collects them (they need CUDA)
+  local name=$1 cap=$2; shift 2
   if [ -n "${GBX_DRY_RUN:-}" ]; then
-    python3 -m pytest -q -m gpu --collect-only "$@" | tail -1
+    python3 -m pytest -q -p no:cacheprovider -m gpu --collect-only "$@" | tail -1
     return "${PIPESTATUS[0]}"
   fi
-  python3 -m pytest -q -m gpu "$@"
+  capped "$cap" python3 -m pytest -q -p no:cacheprovider -m gpu -rfE \
+    --junitxml="$RES/parity/junit-$name.xml" "$@"
 }
 
 run_phase() {
   case "$1" in
     stage)
-      if [ -z "${GBX_DRY_RUN:-}" ]; then mkdir -p /tmp/gbx-stage && cp .devcarry/a/* /tmp/gbx-stage/; fi
+      if [ -z "${GBX_DRY_RUN:-}" ]; then
+        mkdir -p /tmp/gbx-stage /tmp/gbx-cache && cp .devcarry/a/* /tmp/gbx-stage/
+        if [ -d .gpucache ]; then cp -r .gpucache/. /tmp/gbx-cache/; else echo "no .gpucache: CUDA builds there"; fi
+      fi
       ;;
     install)
       if [ -n "${GBX_DRY_RUN:-}" ]; then python3 -m bench.roms.build > /dev/null; return 0; fi
@@ -99,82 +122,48 @@ run_phase() {
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
           --target /tmp/gbx-whl .whl/*.whl
       fi
+      # Warp would pick PTX where the driver is as new as its NVRTC, and JIT it at every
+      # start; the CUBINs staged from here load as they are.
+      mkdir -p /tmp/gbx-boot
+      printf 'try:\n    import warp\n    warp.config.cuda_output = "cubin"\nexcept ImportError:\n    pass\n' \
+        > /tmp/gbx-boot/sitecustomize.py
       need_warp
       nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$RES/nvidia-smi.csv"
       (command -v ncu && ncu --version) | tee "$RES/ncu-version.txt" || echo "no ncu on the PATH"
       python3 -m bench.roms.build > /dev/null
       ;;
-    parity1)
-      need_warp
-      gpu_tests tests/test_gpu_parity.py -k one_env
-      ;;
     # In a phase of several commands each runs; the phase fails if any does.
-    parity2)
+    parity)
       need_warp
-      gpu_tests tests/test_gpu_parity.py -k "batch and same" || failed=1
-      gpu_tests tests/test_emu_cuda.py tests/test_backend_api_cuda.py \
-        tests/test_pixels_backend.py || failed=1
+      gpu_tests one-env 75 tests/test_gpu_parity.py -k one_env || failed=1
+      gpu_tests api 30 tests/test_emu_cuda.py tests/test_backend_api_cuda.py \
+        tests/test_pixels_backend.py tests/test_rl_gpu.py tests/test_envs_cuda.py || failed=1
+      gpu_tests batch 45 tests/test_gpu_parity.py -k batch || failed=1
       ;;
-    parity3)
+    sweep)
       need_warp
-      gpu_tests tests/test_gpu_parity.py -k "batch and mixed" || failed=1
-      gpu_tests tests/test_rl_gpu.py tests/test_envs_cuda.py || failed=1
-      ;;
-    bench-demo)
-      need_warp
-      sweep --backends "$BK" --envs "$ALL" --repeats 2 --render off,pixels,packed2 \
-        --budget-s "$(budget 210)" --out "$RES/sweep-demo" || failed=1
-      sweep --backends warp-cpu --envs 16,256,4096 --render off,pixels --budget-s "$(budget 45)" \
-        --out "$RES/cpu-demo" || failed=1
-      python3 -m bench.render_cost --device "$DEV" --envs "$BIG" --out "$RES/render" \
-        --label "$( (nvidia-smi --query-gpu=name --format=csv,noheader || echo dry run) | head -1)" \
-        || failed=1
-      ;;
-    bench-busy)
-      need_warp
-      sweep --backends "$BK" --rom busy --envs "$ALL" --repeats 2 --render off,pixels \
-        --budget-s "$(budget 150)" --out "$RES/sweep-busy" || failed=1
-      sweep --backends warp-cpu --rom busy --envs 16,256,4096 --render off \
-        --budget-s "$(budget 30)" --out "$RES/cpu-busy" || failed=1
-      for layout in env_major interleaved; do
-        sweep --backends "$BK" --envs "$BIG" --render off --mem-layout "$layout" \
-          --budget-s "$(budget 40)" --out "$RES/layouts-$layout" || failed=1
+      for rom in demo busy game; do
+        capped 45 python3 -m bench.sweep --steps "$STEPS" --backends "$BK" --rom "$rom" \
+          --envs "$SIZES" --render off,packed2 --budget-s "$(budget 45)" \
+          --out "$RES/sweep-$rom" || failed=1
       done
       ;;
     rl)
       need_warp
-      python3 -m bench.rl_sweep --device "$DEV" --envs "$RL" --pyboy-envs "" \
-        --budget-s "$(budget 240)" --out "$RES/rl" || failed=1
-      python3 -m bench.gpu_goals --root "$RES"
+      capped 95 python3 -m bench.rl_sweep --device "$DEV" --envs "$RL" --pyboy-envs "" \
+        --budget-s "$(budget 95)" --out "$RES/rl" || failed=1
       ;;
     profile)
       need_warp
-      python3 -m bench.launch_gaps --device "$DEV" --envs "$GAPS" --steps 16 --rl-envs "$RLGAP" \
-        --out "$RES/launch-gaps" || failed=1
-      for rom in demo busy; do  # no ncu on the PATH is not a failure of the phase
-        python3 -m bench.ncu_step --rom "$rom" --envs "${BIG%%,*}" --out "$RES/ncu" || true
-      done
-      ;;
-    knobs)
-      # Register caps: bench.cuda_build_report reads 255 registers uncapped; a cap of 128
-      # adds spill code and doubles the warps an SM holds. Each cap is a patched copy.
-      need_warp
-      for cap in 0 168 128; do
-        dir=/tmp/gbx-regs-$cap
-        rm -rf "$dir" && mkdir -p "$dir" && cp -r src bench "$dir/"
-        if [ "$cap" != 0 ]; then
-          sed -i "s/@wp.kernel(name=\"step_kernel\", /@wp.kernel(name=\"step_kernel\", cuda_max_registers=$cap, /" \
-            "$dir/src/gbxcule/kernels/step.py"
-          grep -q "cuda_max_registers=$cap" "$dir/src/gbxcule/kernels/step.py"
-        fi
-        (cd "$dir" && PYTHONPATH=/tmp/gbx-site:$dir/src:$dir python3 -m bench.sweep \
-          --steps "$STEPS" --render off --backends "$BK" --envs "$BIG" \
-          --budget-s "$(budget 45)" --out "$RES/regs-$cap") || failed=1
-      done
-      for knob in fastpaths shapes; do
-        python3 -m bench.gpu_knobs --knob "$knob" --device "$DEV" --rom demo,busy --envs "${BIG%%,*}" \
-          --steps "$STEPS" --out "$RES/knob-$knob" || failed=1
-      done
+      capped 30 python3 -m bench.launch_gaps --device "$DEV" --envs "$BIG" --steps 16 \
+        --rl-envs "$RLGAP" --out "$RES/launch-gaps" || failed=1
+      # no ncu on the PATH is not a failure of the phase
+      capped 45 python3 -m bench.ncu_step --rom demo --envs "$NCU" --out "$RES/ncu" || true
+      capped 15 python3 -m bench.render_cost --device "$DEV" --envs "$BIG" --out "$RES/render" \
+        --label "$( (nvidia-smi --query-gpu=name --format=csv,noheader || echo dry run) | head -1)" \
+        || failed=1
+      capped 20 python3 -m bench.sweep --steps "$STEPS" --backends warp-cpu --envs 4096 \
+        --render off --budget-s "$(budget 20)" --out "$RES/cpu-demo" || failed=1
       ;;
     goals)
       python3 -m bench.gpu_goals --root "$RES"
@@ -182,14 +171,15 @@ run_phase() {
   esac
 }
 
-if [ -n "$one" ]; then  # one phase in its own shell: the first failing command ends it
+if [ -n "$one" ]; then  # one phase in its own shell
   failed=0
   run_phase "$one"
   exit "$failed"
 fi
 
-# Each phase runs in a child shell, so a failing one still packs what it wrote; the
-# phases after a failed one do not run.
+# Each phase runs in a child shell and packs what it wrote, failed or not; a phase that
+# finds no warp or no CUDA device (exit 3) stops the call, since every later phase needs them.
+status=0
 for phase in "$@"; do
   start=$(date +%s)
   marker=/tmp/gbx-$phase.start && touch "$marker"
@@ -197,5 +187,7 @@ for phase in "$@"; do
   bash "$0" --one "$phase" || rc=$?
   pack "$phase" "$marker"
   echo "gpu_session $phase: $(( $(date +%s) - start )) s, exit $rc"
-  [ "$rc" = 0 ] || exit "$rc"
+  [ "$rc" = 3 ] && exit 3
+  [ "$status" != 0 ] || status=$rc
 done
+exit "$status"
