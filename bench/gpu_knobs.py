@@ -6,6 +6,10 @@
   fast-path pass).
 * ``shapes``: ``units_out_of_line`` True (the GPU shape, ``kernels/step_cuda.py``, what
   CUDA runs by default) vs False (the inlined step the CPU runs).
+* ``block64``: ``block_dim`` 64 ("on") vs Warp's 256 ("off"). At 255 registers a thread
+  an SM holds one block of 256, so 16,384 envs fill 64 of an H100's 132 SMs (ncu, 2026-11-27:
+  0.48 waves per SM, SMs active 45 % of the launch); blocks of 64 spread them over all.
+  CUDA only.
 
 Same results either way; only the speed differs. Each (ROM, envs) runs the two settings
 in alternating rounds (on, off, on, off, ...), seeded random actions, 24 frames a step,
@@ -13,7 +17,7 @@ the buttons released after 8, ``--steps`` timed steps after 2 warm-up steps, eac
 a freshly built backend. Writes ``results.jsonl`` (one row per run) and ``summary.md``
 (median steps/s per setting and the ratio on / off).
 
-Usage: python -m bench.gpu_knobs --knob fastpaths|shapes [--device cuda|cpu]
+Usage: python -m bench.gpu_knobs --knob fastpaths|shapes|block64 [--device cuda|cpu]
        [--rom demo,busy] [--envs 16384,65536] [--rounds 2] [--steps 20] [--out DIR]
 """
 
@@ -35,21 +39,29 @@ from gbxcule.backends.checks import check_positive_int
 from gbxcule.files import write_atomic
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-KNOBS = {"fastpaths": "cpu_fast_paths", "shapes": "units_out_of_line"}
+# knob: (backend keyword, its value when "on", when "off")
+KNOBS: dict[str, tuple[str, Any, Any]] = {
+    "fastpaths": ("cpu_fast_paths", True, False),
+    "shapes": ("units_out_of_line", True, False),
+    "block64": ("block_dim", 64, None),
+}
 
 
-def measure(device: str, rom: str, n: int, steps: int, kwarg: str, on: bool) -> float:
-    """Steps/s of one freshly built backend with ``kwarg=on`` (``bench.sweep.measure``)."""
+def measure(device: str, rom: str, n: int, steps: int, knob: str, on: bool) -> float:
+    """Steps/s of one freshly built backend with the knob on or off (``bench.sweep.measure``)."""
+    kwarg, on_value, off_value = KNOBS[knob]
     backend = "warp-cuda" if device == "cuda" else "warp-cpu"
+    value = on_value if on else off_value
     row = sweep_measure(
-        backend, resolve_rom(rom), n, steps, FRAMES_PER_STEP, 0, backend_options={kwarg: on}
+        backend, resolve_rom(rom), n, steps, FRAMES_PER_STEP, 0, backend_options={kwarg: value}
     )
     return row.sps
 
 
-def summary(rows: list[dict[str, Any]], kwarg: str) -> str:
+def summary(rows: list[dict[str, Any]], knob: str) -> str:
+    kwarg, on_value, off_value = KNOBS[knob]
     lines = [
-        f"# `{kwarg}` on vs off",
+        f"# `{kwarg}` on ({on_value}) vs off ({off_value})",
         "",
         f"Device: {rows[0]['device']}. Median steps/s over alternating rounds.",
         "",
@@ -60,11 +72,11 @@ def summary(rows: list[dict[str, Any]], kwarg: str) -> str:
     for rom, n in keys:
         med = {
             on: statistics.median(
-                r["sps"] for r in rows if (r["rom"], r["envs"], r[kwarg]) == (rom, n, on)
+                r["sps"] for r in rows if (r["rom"], r["envs"], r["on"]) == (rom, n, on)
             )
             for on in (True, False)
         }
-        rounds = sum(1 for r in rows if (r["rom"], r["envs"], r[kwarg]) == (rom, n, True))
+        rounds = sum(1 for r in rows if (r["rom"], r["envs"], r["on"]) == (rom, n, True))
         lines.append(
             f"| {rom} | {n:,} | {med[True]:,.0f} | {med[False]:,.0f} | "
             f"{med[True] / med[False]:.3f} | {rounds} |"
@@ -75,7 +87,7 @@ def summary(rows: list[dict[str, Any]], kwarg: str) -> str:
 def run(
     knob: str, device: str, roms: list[str], envs: list[int], rounds: int, steps: int, out: Path
 ) -> list[dict[str, Any]]:
-    kwarg = KNOBS[knob]
+    kwarg, on_value, off_value = KNOBS[knob]
     out.mkdir(parents=True, exist_ok=True)
     name = device_name("warp-cuda" if device == "cuda" else "warp-cpu")
     rows = []
@@ -84,11 +96,12 @@ def run(
             for n in envs:
                 for _ in range(rounds):
                     for on in (True, False):
-                        sps = measure(device, rom, n, steps, kwarg, on)
+                        sps = measure(device, rom, n, steps, knob, on)
                         row = {
                             "rom": rom,
                             "envs": n,
-                            kwarg: on,
+                            "on": on,
+                            kwarg: on_value if on else off_value,
                             "sps": sps,
                             "steps": steps,
                             "device": name,
@@ -99,7 +112,7 @@ def run(
                         fh.write(json.dumps(row) + "\n")
                         fh.flush()
                         rows.append(row)
-    text = summary(rows, kwarg)
+    text = summary(rows, knob)
     write_atomic(out / "summary.md", text.encode())
     print(text)
     return rows
@@ -125,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         steps = check_positive_int("steps", args.steps)
     except ValueError as exc:
         ap.error(str(exc))
+    if args.knob == "block64" and args.device != "cuda":
+        ap.error("--knob block64 sets CUDA's block size: it needs --device cuda")
     roms = [r for r in args.rom.split(",") if r]
     out = args.out or RESULTS_DIR / f"knob-{args.knob}-{'gpu' if args.device == 'cuda' else 'cpu'}"
     run(args.knob, args.device, roms, envs, rounds, steps, out)

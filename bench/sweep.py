@@ -21,9 +21,10 @@ the cores a backend ran on (worker threads or processes; GPU rows have none).
 
 ``--budget-s S`` keeps a sweep inside S seconds (a lent GPU's minutes are few): before
 each run its time is projected from the same configuration's last run with fewer or as
-many envs (setup time plus steps at that run's steps/s, so an overestimate where steps/s
-still grows with envs), and a run that would end past the budget is skipped, listed as
-such in summary.md; nothing is written for it in results.jsonl.
+many envs (setup time plus steps at that run's time a step, scaled by the envs past what
+the device runs at once: on a GPU the SMs' resident threads, elsewhere linearly), and a
+run that would end past the budget is skipped, listed as such in summary.md; nothing is
+written for it in results.jsonl.
 
 Usage: python -m bench.sweep (or gbxcule bench) [--backends warp-cpu,pyboy,pyboy-mp]
        [--envs 1,8,64] [--rom PATH|demo|busy|game|loop-*] [--steps 20]
@@ -230,22 +231,43 @@ def pyboy_baselines(summary: list[SummaryRow]) -> dict[str, float]:
     return base
 
 
+# The step kernel takes 255 registers a thread: 8 warps an SM are resident (ncu, H100,
+# bench/results/gpu/ncu), so up to SMs x 256 envs a step costs about what one env's does.
+GPU_ENVS_PER_SM = 256
+
+
+def envs_at_once(backends: Sequence[str]) -> dict[str, int]:
+    """For the budget's projection: how many envs warp-cuda runs in one wave."""
+    if "warp-cuda" not in backends:
+        return {}
+    import warp as wp
+
+    return {"warp-cuda": int(wp.get_device("cuda:0").sm_count) * GPU_ENVS_PER_SM}
+
+
 class TimeBudget:
     """Which runs of a sweep still fit in ``seconds`` (module doc, ``--budget-s``)."""
 
-    def __init__(self, seconds: float | None, warmup: int, steps: int) -> None:
+    def __init__(
+        self, seconds: float | None, warmup: int, steps: int, at_once: dict | None = None
+    ) -> None:
         self.seconds, self.run_steps = seconds, warmup + steps
         self.start = time.perf_counter()
         self.done: dict[tuple, list[tuple[int, float, float]]] = {}  # (envs, sps, setup s)
         self.skipped: list[str] = []
+        self.at_once = at_once or {}  # key[0] -> envs the device runs in one wave
 
     def projected(self, key: tuple, num_envs: int) -> float | None:
-        """Seconds the run is expected to take; None before the configuration's first run."""
+        """Seconds the run is expected to take; None before the configuration's first run.
+        A step's time grows with the envs only past what the device runs at once (a GPU's
+        resident threads; 1 elsewhere, so linear)."""
         fits = [d for d in self.done.get(key, []) if d[0] <= num_envs]
         if not fits:
             return None
         envs, sps, setup = max(fits, key=lambda d: d[0])
-        return setup + self.run_steps * num_envs / sps
+        width = self.at_once.get(key[0], 1)
+        waves = max(num_envs, width) / max(envs, width)
+        return setup + self.run_steps * envs / sps * waves
 
     def allows(self, key: tuple, num_envs: int, label: str) -> bool:
         if self.seconds is None:
@@ -390,7 +412,7 @@ def run_sweep(
     ]
     jobs = [(k, c) for k in range(repeats) for c in configs]
     rows: list[SweepRow] = []
-    budget = TimeBudget(budget_s, warmup=2, steps=steps)
+    budget = TimeBudget(budget_s, warmup=2, steps=steps, at_once=envs_at_once(backends))
     with (out_dir / "results.jsonl").open("a") as fh:
         for j, (repeat, (backend, render, n, codegen)) in enumerate(jobs):
             name = backend + (f":{codegen}" if codegen else "")

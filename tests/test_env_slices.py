@@ -82,3 +82,32 @@ def test_graph_captured_on_threads_replays_every_slice() -> None:
     finally:
         for env in envs:
             env.close()
+
+
+def test_block_dim_reaches_every_launch_and_bad_values_are_refused(monkeypatch) -> None:
+    """``block_dim`` (CUDA threads per block) goes into each slice's ``wp.launch``; Warp's
+    default is left alone without it; the CPU device and odd sizes are refused up front."""
+    from types import SimpleNamespace
+
+    from gbxcule.backends import env_slices
+    from gbxcule.backends.checks import check_block_dim
+
+    seen: list[dict] = []
+    monkeypatch.setattr(env_slices.wp, "launch", lambda kernel, **kw: seen.append(kw))
+    for block_dim, expected in ((64, 64), (None, None)):
+        seen.clear()
+        slices = env_slices.EnvSlices(8, parts=2, block_dim=block_dim)
+        for k in (0, 1):
+            slices._launch_one("kernel", [], k, "cuda:0", ())
+        slices.close()
+        assert [kw.get("block_dim") for kw in seen] == [expected, expected]
+        assert sorted(kw["dim"] for kw in seen) == [(4,), (4,)]
+    cuda = SimpleNamespace(is_cuda=True)
+    assert check_block_dim(None, cuda) is None and check_block_dim(96, cuda) == 96
+    for bad in (16, 100, 2048, 0):
+        with pytest.raises(ValueError, match="multiple of 32"):
+            check_block_dim(bad, cuda)
+    with pytest.raises(TypeError, match="block_dim"):
+        check_block_dim(64.0, cuda)
+    with pytest.raises(ValueError, match="CUDA devices"):
+        WarpVecCpuBackend(str(demo_rom_path()), num_envs=2, block_dim=64)

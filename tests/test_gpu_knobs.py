@@ -38,7 +38,9 @@ def test_fastpaths_rounds_alternate_and_reach_the_backend(tmp_path, monkeypatch,
 def test_shapes_knob_is_units_out_of_line_and_bad_input_is_refused(tmp_path, monkeypatch, capsys):
     seen = []
     monkeypatch.setattr(
-        gpu_knobs, "measure", lambda dev, rom, n, steps, kwarg, on: seen.append((kwarg, on)) or 1.0
+        gpu_knobs,
+        "measure",
+        lambda dev, rom, n, steps, knob, on: seen.append((gpu_knobs.KNOBS[knob][0], on)) or 1.0,
     )
     argv = ["--knob", "shapes", "--device", "cpu", "--rom", "demo", "--envs", "1"]
     assert gpu_knobs.main([*argv, "--rounds", "1", "--out", str(tmp_path)]) == 0
@@ -46,3 +48,21 @@ def test_shapes_knob_is_units_out_of_line_and_bad_input_is_refused(tmp_path, mon
     with pytest.raises(SystemExit):
         gpu_knobs.main([*argv, "--rounds", "0", "--out", str(tmp_path)])
     assert "rounds" in capsys.readouterr().err
+
+
+def test_block64_knob_passes_block_dim_64_against_warps_default(tmp_path, monkeypatch):
+    seen = []
+
+    def fake(backend, rom, n, steps, fps, seed, backend_options):
+        seen.append(backend_options)
+        return type("Row", (), {"sps": 2.0 if backend_options["block_dim"] else 1.0})()
+
+    monkeypatch.setattr(gpu_knobs, "sweep_measure", fake)
+    monkeypatch.setattr("gbxcule.cli.rollout.cuda_available", lambda: True)
+    argv = ["--knob", "block64", "--device", "cuda", "--rom", "demo", "--envs", "4"]
+    assert gpu_knobs.main([*argv, "--rounds", "1", "--out", str(tmp_path)]) == 0
+    assert seen == [{"block_dim": 64}, {"block_dim": None}]
+    text = (tmp_path / "summary.md").read_text()
+    assert "`block_dim` on (64) vs off (None)" in text and "| 2.000 |" in text
+    with pytest.raises(SystemExit):
+        gpu_knobs.main(["--knob", "block64", "--device", "cpu", "--out", str(tmp_path)])

@@ -134,6 +134,6 @@ def test_dry_run_runs_every_phase_on_the_cpu(tmp_path):
         assert f"./{folder}/summary.md" in names
     with tarfile.open(tmp_path / "out" / "gpu-profile.tar.gz") as tar:
         names = set(tar.getnames())
-    for folder in ("launch-gaps", "render", "cpu-demo"):
+    for folder in ("knob-shapes", "render"):
         assert f"./{folder}/summary.md" in names or f"./{folder}/results.jsonl" in names
     assert "tests collected" in got.stdout  # the gpu tests were collected, not run

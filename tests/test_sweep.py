@@ -237,6 +237,21 @@ def test_time_budget_projects_from_the_last_smaller_run(monkeypatch):
     assert sweep.TimeBudget(None, 2, 8).allows(key, 10**9, "no budget")
 
 
+def test_time_budget_projects_a_gpu_by_waves_of_resident_envs():
+    """H100, 2026-11-27 (bench/results/gpu/sweep-demo): 1,024 envs took 136 ms a step,
+    16,384 took 147 ms and 65,536 took 340 ms. A linear projection from 1,024 envs (2.2 s
+    a step at 16,384) skipped the two runs the goals need; by waves of the 132 SMs' 256
+    resident envs it is 136 ms, then 2 waves at 65,536."""
+    at_once = {"warp-cuda": 132 * sweep.GPU_ENVS_PER_SM}
+    budget = sweep.TimeBudget(60.0, warmup=2, steps=8, at_once=at_once)
+    gpu, cpu = ("warp-cuda", "off", None), ("warp-cpu", "off", None)
+    budget.record(gpu, 1024, _fake_row(sps=1024 / 0.136, seconds=1.36), wall=1.36)
+    assert budget.projected(gpu, 16384) == pytest.approx(10 * 0.136)
+    assert budget.projected(gpu, 65536) == pytest.approx(10 * 0.136 * 65536 / (132 * 256))
+    budget.record(cpu, 1024, _fake_row(sps=1024 / 0.136, seconds=1.36), wall=1.36)
+    assert budget.projected(cpu, 16384) == pytest.approx(10 * 0.136 * 16)  # linear
+
+
 def test_sweep_budget_skips_runs_and_lists_them(tmp_path, rom, monkeypatch):
     real = sweep.measure
     ran = []

@@ -7,9 +7,10 @@ laid out as ``Module.load`` looks it up (``<dir>/<warp version>/<module id>/``).
 device, ``WARP_CACHE_PATH=<dir>`` with ``warp.config.cuda_output = "cubin"``
 (tools/gpu_session.sh sets both) makes Warp load them: its log says "(cached)", not
 "(compiled)". A module whose source changed after this ran has another hash and simply
-compiles there again.
+compiles there again. Each block size a session launches with (``block_dim``, the
+``block64`` knob of bench.gpu_knobs) is a variant of its own.
 
-Usage: python tools/gpu_precompile.py [--out .gpucache] [--arch 90]
+Usage: python tools/gpu_precompile.py [--out .gpucache] [--arch 90] [--block-dims 256,64]
 """
 
 from __future__ import annotations
@@ -24,11 +25,14 @@ from pathlib import Path
 
 def cuda_modules():
     """(name, warp module) for everything the CUDA backends and the RL harness launch."""
+    import warp as wp
+
     from gbxcule.kernels import KERNEL_MODULES
     from gbxcule.kernels.step import step_kernel_variant
 
     for name in KERNEL_MODULES:
-        yield name, importlib.import_module(name)
+        importlib.import_module(name)  # defines its kernels in the Warp module of that name
+        yield name, wp.get_module(name)
     hooked = step_kernel_variant(hooks=True, units_out_of_line=True)
     yield "hooked GPU shape", hooked.module
 
@@ -37,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=".gpucache", help="the kernel cache's base directory")
     parser.add_argument("--arch", type=int, default=90, help="the SM architecture (H100: 90)")
+    parser.add_argument(
+        "--block-dims", default="256,64", help="CUDA block sizes to build (256: Warp's default)"
+    )
     args = parser.parse_args(argv)
     os.environ["WARP_CACHE_PATH"] = str(Path(args.out).resolve())
     import warp as wp
@@ -45,13 +52,29 @@ def main(argv: list[str] | None = None) -> int:
     wp.init()
     print(f"kernel cache: {wp.config.kernel_cache_dir}")
     total = time.perf_counter()
+    block_dims = [int(b) for b in args.block_dims.split(",") if b]
     for name, module in cuda_modules():
-        start = time.perf_counter()
-        paths = wp.compile_aot_module(module, arch=args.arch, use_ptx=False)
-        size = sum(p.stat().st_size for p in paths if p.exists())
-        print(f"{name}: {time.perf_counter() - start:.0f} s, {size / 1e6:.2f} MB", flush=True)
-    print(f"all built in {time.perf_counter() - total:.0f} s")
+        for block_dim in block_dims:
+            start = time.perf_counter()
+            build(module, block_dim, args.arch)
+            print(f"{name}, block_dim {block_dim}: {time.perf_counter() - start:.0f} s", flush=True)
+    # Module.load needs the CUBIN and its .meta; the CUDA sources would only weigh on the
+    # device call that carries them.
+    sources = list(Path(wp.config.kernel_cache_dir).rglob("*.cu"))
+    for path in sources:
+        path.unlink()
+    size = sum(p.stat().st_size for p in Path(wp.config.kernel_cache_dir).rglob("*") if p.is_file())
+    print(f"all built in {time.perf_counter() - total:.0f} s: {size / 1e6:.1f} MB")
     return 0
+
+
+def build(module, block_dim: int, arch: int) -> None:
+    """One block_dim variant's CUBIN where ``Module.load`` looks for it. A launch's
+    block_dim is part of the module's hash (EnvSlices launches with the backend's)."""
+    module.get_module_hash(block_dim)  # resolves the variant's options
+    module._compile(
+        None, None, output_arch=arch, use_ptx=False, options=module.resolved_options[block_dim]
+    )
 
 
 if __name__ == "__main__":

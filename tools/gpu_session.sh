@@ -17,11 +17,15 @@ PLAN='
   3     240        -                           rl profile goals          210 s
   -     -          (transfers, 3 calls)        -                          40 s
 '
-# Phase caps (seconds): install 40; parity 150 (one env 75, batch 45, API/pixels/RL/env
-# tests 30); sweep 140 (demo, busy, game-like ROM at 1,024 / 16,384 / 65,536 envs, render
-# off and packed2); rl 95 (u8 vs packed2, sync vs async, 1,024-16,384 envs); profile 110
-# (launch gaps 30, Nsight Compute on one step 45, render cost 15, warp-cpu on the
-# device's cores 20); goals 5.
+# Phase caps (seconds), sized on the first H100 session (2026-11-27, history/gpu-parity.md):
+# install 40; parity 150 (every golden on one env 80, the API/pixels/RL/env tests 40,
+# 1,024-env batches 30: the strongest first, about 4 s each, so a session covers a few);
+# sweep 140 (demo 35 and busy ROM 45 at 1,024 / 16,384 / 65,536 envs, render off and
+# packed2; the game-like ROM 60, render off, 5 steps: 20x slower a step); rl 95 (u8 vs
+# packed2, sync vs async, 4,096 and 16,384 envs, 16-step rollouts); profile 110 (Nsight
+# Compute on one step, demo 40 and game-like ROM 30; render cost 15; block_dim 64 against
+# 256, 25); goals 5. Launch gaps (bench.launch_gaps) are left out: a step's kernel runs for
+# 150 ms and more, so microseconds between launches do not show.
 #
 # Each phase packs what it wrote into $OUT/gpu-PHASE.tar.gz (a call brings back at most 8
 # files) and prints its summaries. Here: `tar -xzf FILES_AT/gpu-PHASE.tar.gz -C
@@ -54,10 +58,11 @@ export GBXCULE_GPU_REPORT=$RES/parity
 mkdir -p "$OUT" "$RES/parity"
 
 if [ -n "${GBX_DRY_RUN:-}" ]; then
-  BK=warp-cpu DEV=cpu STEPS=2 SIZES=2,4 BIG=4 RL=8 RLGAP=8 NCU=4 SCALE=4
+  BK=warp-cpu DEV=cpu STEPS=2 SIZES=2,4 BIG=4 BIGGEST=8 RL=4,8 NCU=4 NCU_GAME=2 SCALE=4
+  KNOB=shapes  # block64 is CUDA's alone; the dry run checks the same command with another knob
 else
-  BK=warp-cuda DEV=cuda STEPS=20 SIZES=1024,16384,65536 BIG=16384 RL=1024,4096,16384
-  RLGAP=4096 NCU=16384 SCALE=1
+  BK=warp-cuda DEV=cuda STEPS=10 SIZES=1024,16384,65536 BIG=16384 BIGGEST=65536
+  RL=4096,16384 NCU=16384 NCU_GAME=1024 SCALE=1 KNOB=block64
   export WARP_CACHE_PATH=/tmp/gbx-cache  # the CUBINs built here (tools/gpu_precompile.py)
 fi
 
@@ -89,7 +94,7 @@ pack() {  # the files written since the phase's marker, into $OUT; their summari
   (cd "$RES" && find . -type f -newer "$marker" | sort > "/tmp/gbx-$phase.list")
   if [ -s "/tmp/gbx-$phase.list" ]; then
     tar -czf "$OUT/gpu-$phase.tar.gz" -C "$RES" -T "/tmp/gbx-$phase.list"
-    grep '\.md$' "/tmp/gbx-$phase.list" | while read -r f; do
+    { grep '\.md$' "/tmp/gbx-$phase.list" || true; } | while read -r f; do
       echo "==== $f"; cat "$RES/$f"
     done
   fi
@@ -135,35 +140,39 @@ run_phase() {
     # In a phase of several commands each runs; the phase fails if any does.
     parity)
       need_warp
-      gpu_tests one-env 75 tests/test_gpu_parity.py -k one_env || failed=1
-      gpu_tests api 30 tests/test_emu_cuda.py tests/test_backend_api_cuda.py \
+      gpu_tests one-env 80 tests/test_gpu_parity.py -k one_env || failed=1
+      gpu_tests api 40 tests/test_emu_cuda.py tests/test_backend_api_cuda.py \
         tests/test_pixels_backend.py tests/test_rl_gpu.py tests/test_envs_cuda.py || failed=1
-      gpu_tests batch 45 tests/test_gpu_parity.py -k batch || failed=1
+      gpu_tests batch 30 tests/test_gpu_parity.py -k batch || failed=1
       ;;
     sweep)
       need_warp
-      for rom in demo busy game; do
-        capped 45 python3 -m bench.sweep --steps "$STEPS" --backends "$BK" --rom "$rom" \
-          --envs "$SIZES" --render off,packed2 --budget-s "$(budget 45)" \
+      for rom_cap in demo:35 busy:45; do
+        rom=${rom_cap%:*} cap=${rom_cap#*:}
+        capped "$cap" python3 -m bench.sweep --steps "$STEPS" --backends "$BK" --rom "$rom" \
+          --envs "$SIZES" --render off,packed2 --budget-s "$(budget "$cap")" \
           --out "$RES/sweep-$rom" || failed=1
       done
+      capped 60 python3 -m bench.sweep --steps 5 --backends "$BK" --rom game --envs "$SIZES" \
+        --render off --budget-s "$(budget 60)" --out "$RES/sweep-game" || failed=1
       ;;
     rl)
       need_warp
-      capped 95 python3 -m bench.rl_sweep --device "$DEV" --envs "$RL" --pyboy-envs "" \
-        --budget-s "$(budget 95)" --out "$RES/rl" || failed=1
+      capped 95 python3 -m bench.rl_sweep --device "$DEV" --envs "$RL" --steps 16 --updates 1 \
+        --warmup 1 --pyboy-envs "" --budget-s "$(budget 95)" --out "$RES/rl" || failed=1
       ;;
     profile)
       need_warp
-      capped 30 python3 -m bench.launch_gaps --device "$DEV" --envs "$BIG" --steps 16 \
-        --rl-envs "$RLGAP" --out "$RES/launch-gaps" || failed=1
       # no ncu on the PATH is not a failure of the phase
-      capped 45 python3 -m bench.ncu_step --rom demo --envs "$NCU" --out "$RES/ncu" || true
+      capped 40 python3 -m bench.ncu_step --rom demo --envs "$NCU" --out "$RES/ncu" || true
+      capped 30 python3 -m bench.ncu_step --rom game --envs "$NCU_GAME" --out "$RES/ncu" || true
       capped 15 python3 -m bench.render_cost --device "$DEV" --envs "$BIG" --out "$RES/render" \
         --label "$( (nvidia-smi --query-gpu=name --format=csv,noheader || echo dry run) | head -1)" \
         || failed=1
-      capped 20 python3 -m bench.sweep --steps "$STEPS" --backends warp-cpu --envs 4096 \
-        --render off --budget-s "$(budget 20)" --out "$RES/cpu-demo" || failed=1
+      # Blocks of 64 against Warp's 256: one block of 256 fits an SM at 255 registers, so
+      # 16,384 envs left 68 of 132 SMs idle on the first H100 session.
+      capped 25 python3 -m bench.gpu_knobs --knob "$KNOB" --device "$DEV" --rom demo \
+        --envs "$BIG,$BIGGEST" --rounds 1 --steps 5 --out "$RES/knob-$KNOB" || failed=1
       ;;
     goals)
       python3 -m bench.gpu_goals --root "$RES"

@@ -82,6 +82,20 @@ def check_opcode_dispatch(opcode_dispatch: Any, is_cuda: bool, units_out_of_line
     return opcode_dispatch
 
 
+def check_block_dim(block_dim: Any, device: Any) -> int | None:
+    """CUDA threads per block (``WarpVecBackend(block_dim=...)``): ``None``, or a multiple
+    of 32 from 32 to 1024 on a CUDA device (the CPU device has no blocks)."""
+    if block_dim is None:
+        return None
+    if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)):
+        raise TypeError(f"block_dim must be None or an int, got {block_dim!r}")
+    if not device.is_cuda:
+        raise ValueError(f"block_dim is for CUDA devices; {device} has no thread blocks")
+    if not (32 <= block_dim <= 1024 and block_dim % 32 == 0):
+        raise ValueError(f"block_dim must be a multiple of 32 from 32 to 1024, got {block_dim}")
+    return int(block_dim)
+
+
 def check_env(env: Any, num_envs: int) -> int:
     if isinstance(env, bool) or not isinstance(env, (int, np.integer)):
         raise TypeError(f"env must be an int, got {type(env).__name__}")

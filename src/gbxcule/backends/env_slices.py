@@ -45,10 +45,11 @@ class EnvSlices:
     """Envs ``[0, num_envs)`` in ``parts`` contiguous slices of near-equal size, with a
     worker pool for every slice but the first when there is more than one."""
 
-    def __init__(self, num_envs: int, parts: int = 1) -> None:
+    def __init__(self, num_envs: int, parts: int = 1, block_dim: int | None = None) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self.num_envs = num_envs
+        self.block_dim = block_dim  # threads per CUDA block; None: Warp's own (256)
         parts = max(1, min(parts, num_envs))
         bounds = [num_envs * k // parts for k in range(parts + 1)]
         self.ranges: list[tuple[int, int]] = list(zip(bounds[:-1], bounds[1:]))
@@ -120,8 +121,14 @@ class EnvSlices:
     ) -> Any:
         lo, hi = self.ranges[k]
         inputs = [self._part(arg, k, lo, hi) for arg in args]
+        extra = {} if self.block_dim is None else {"block_dim": self.block_dim}
         return wp.launch(
-            kernel, dim=(hi - lo, *dim_tail), inputs=inputs, device=device, record_cmd=record
+            kernel,
+            dim=(hi - lo, *dim_tail),
+            inputs=inputs,
+            device=device,
+            record_cmd=record,
+            **extra,
         )
 
     def _part(self, arg: Any, k: int, lo: int, hi: int) -> Any:

@@ -17,6 +17,7 @@ import warp as wp
 
 from gbxcule.asm.bootrom import BOOT_MAX_FRAMES, boot_image, check_boot
 from gbxcule.backends.checks import (
+    check_block_dim,
     check_env,
     check_opcode_dispatch,
     check_positive_int,
@@ -89,8 +90,14 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
         boot: str = "fast",
         units_out_of_line: bool | None = None,
         opcode_dispatch: bool | None = None,
+        block_dim: int | None = None,
     ) -> None:
-        """``units_out_of_line``: the step kernel's shape (``kernels/step.py``'s
+        """``block_dim``: CUDA threads per block for every launch (a multiple of 32 up to
+        1024); ``None`` (default) Warp's 256. The step kernel takes 255 registers a thread,
+        so an SM holds one block of 256: at 16,384 envs that is 64 blocks for 132 SMs on an
+        H100 (history/gpu-parity.md). CUDA devices only; same results either way.
+
+        ``units_out_of_line``: the step kernel's shape (``kernels/step.py``'s
         ``StepFeatures``): ``None`` (default) the device's own, out of line on CUDA
         (``kernels/step_cuda.py``) and inlined on the CPU; ``True``/``False`` force one, for
         timing both shapes on both devices. Same results either way.
@@ -135,7 +142,9 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
             mem_layout=mem_layout,
             cpu_fast_paths=cpu_fast_paths,
         )
-        self._slices = EnvSlices(num_envs, self._launch_parts())
+        self._slices = EnvSlices(
+            num_envs, self._launch_parts(), check_block_dim(block_dim, wp.get_device(device))
+        )
         self._machine_parts = PerSlice(
             [self.machine]
             if len(self._slices.ranges) == 1
