@@ -39,13 +39,12 @@ from typing import Any
 import torch
 
 from bench.sweep import TimeBudget
-from gbxcule.core.actions import get_codec
 from gbxcule.files import write_atomic
 from gbxcule.rl.async_ppo import Engine
 from gbxcule.rl.rollout import make_env
 from gbxcule.rl.schemas import TrainConfig
-from gbxcule.rl.tasks import get_task
 from gbxcule.rl.train import build_model
+from gbxcule.tasks import load_task
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 GPU = {"envs": "1024,4096,16384", "steps": 64, "minibatch": 16384, "pyboy_envs": ""}
@@ -55,13 +54,13 @@ CPU = {"envs": "16,64,256", "steps": 32, "minibatch": 2048, "pyboy_envs": "64,25
 def build_engine(cfg: TrainConfig, feeder: str) -> tuple[Engine, Any]:
     """The training loop's engine on ``cfg``'s task, fed by ``feeder`` (``warp`` or
     ``pyboy-mp``), and its env (close ``env.backend`` when done)."""
-    spec = get_task(cfg.task)
+    spec = load_task(cfg.task)
     device = torch.device(cfg.device if cfg.device != "cuda" else "cuda:0")
     torch.manual_seed(cfg.seed)
     if cfg.torch_threads > 0:
         torch.set_num_threads(cfg.torch_threads)
     env = make_env(spec, cfg, backend=feeder)
-    model = build_model(cfg, get_codec(spec.action_codec).num_actions).to(device)
+    model = build_model(cfg, spec.codec.num_actions).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
     return Engine(cfg, env, model, opt, device), env
 

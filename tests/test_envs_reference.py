@@ -10,9 +10,8 @@ import pytest
 
 gym = pytest.importorskip("gymnasium")
 
-from gbxcule.demo import game  # noqa: E402
 from gbxcule.envs import PyBoyTaskEnv, make_vector_env  # noqa: E402
-from gbxcule.rl.tasks import RamValue, get_task  # noqa: E402
+from gbxcule.tasks import load_task  # noqa: E402
 
 pytestmark = pytest.mark.l3
 
@@ -20,11 +19,10 @@ NUM_ENVS = 3
 STEPS = 36
 # demo-coins, shortened, and ended at the first coin: both terminations and truncations.
 SPEC = replace(
-    get_task("demo-coins"),
+    load_task("demo-coins"),
     max_steps=14,
     frames_per_step=16,
-    terminate=RamValue(game.W_SCORE, 2),
-    terminate_at=1,
+    terminated=lambda r: r["coins"] >= 1,
 )
 # From the start (128, 128), 8 pixels a step: env 0 walks right 2, up 10 and meets the
 # coin at (142, 49) in its first episode; env 1 wanders; env 2 walks up (no coin).

@@ -4,6 +4,7 @@ micro-ROM spec runner, and the gbxcule CLI around it."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -78,6 +79,13 @@ Main:
 Text:
     db "Passed", 10, 0
 """
+
+
+class IgnoresState(PyBoySingleBackend):
+    """Drops every load_state: a side that would start at power-on, not at the state."""
+
+    def load_state(self, source, envs=None):
+        return None
 
 
 class FlipWramAfterStep(PyBoySingleBackend):
@@ -278,6 +286,39 @@ def test_divergence_writes_bundle_and_repro_reproduces_it(counter_rom, tmp_path,
     )
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "PASS counter: 3 steps" in fixed.stdout
+
+
+def test_verify_from_a_state_starts_both_sides_there_and_the_bundle_keeps_it(
+    counter_rom, tmp_path, capsys
+) -> None:
+    """``verify --state``: both backends load the PyBoy state after reset (the counter
+    program's RAM at 90 frames, not power-on's), and a bundle carries its own copy."""
+    pyboy = PyBoySingleBackend(counter_rom, frames_per_step=90, release_after_frames=1)
+    pyboy.step(np.zeros(1, dtype=np.int64))
+    state = tmp_path / "at90.state"
+    buf = io.BytesIO()
+    pyboy.pyboy(0).save_state(buf)
+    state.write_bytes(buf.getvalue())
+    pyboy.close()
+    base = ["verify", f"--rom={counter_rom}", "--steps=4", "--frames-per-step=3"]
+    assert cli.main([*base, f"--state={state}", "--no-bundle"]) == 0
+    assert "PASS counter: 4 steps" in capsys.readouterr().out
+    bundles = tmp_path / "bundles"
+    flip = [f"--dut={HERE}:FlipWramAfterStep", f"--bundle-dir={bundles}"]
+    assert cli.main([*base, f"--state={state}", *flip]) == 1
+    (bundle,) = bundles.iterdir()
+    assert (bundle / "start.state").read_bytes() == state.read_bytes()
+    assert '--state "$HERE/start.state"' in (bundle / "repro.sh").read_text()
+    env = {k: v for k, v in os.environ.items() if k != "GBXCULE_REPO"}
+    again = subprocess.run(["bash", str(bundle / "repro.sh")], capture_output=True, text=True,
+                           cwd=tmp_path, env=env)  # fmt: skip
+    assert again.returncode == 1 and "DIVERGED counter: step 3" in again.stdout
+    ignores = [f"--dut={HERE}:IgnoresState", "--no-bundle"]  # starts at power-on instead
+    assert cli.main([*base, f"--state={state}", *ignores]) == 1
+    assert "DIVERGED counter: step 0" in capsys.readouterr().out
+    assert cli.main([*base, "--state=missing.state"]) == 2
+    assert cli.main(["verify", "--suite", "flow", f"--state={state}"]) == 2
+    assert "--state goes with --rom" in capsys.readouterr().err
 
 
 def test_register_divergence_found_at_the_next_check(counter_rom) -> None:

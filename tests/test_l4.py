@@ -25,8 +25,8 @@ from gbxcule.rl.l4 import (
 )
 from gbxcule.rl.l4_bench import summarize, write_report
 from gbxcule.rl.schemas import TrainConfig
-from gbxcule.rl.tasks import get_task
 from gbxcule.rl.train import train
+from gbxcule.tasks import load_task
 
 pytestmark = pytest.mark.l4
 
@@ -96,7 +96,7 @@ class _PokedPyBoy(PyBoySingleBackend):
 
 
 def test_first_difference_is_reported_at_its_step_with_an_l3_bundle(warp_run, tmp_path):
-    spec = get_task("demo-coins")
+    spec = load_task("demo-coins")
     rom = spec.rom_path()
     ref = get_reference("oracle")
     ours, plain = make_backends(spec, rom, ref, 2)

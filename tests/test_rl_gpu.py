@@ -78,7 +78,7 @@ def test_actor_reads_the_new_weights_after_policy_ready(tmp_path, monkeypatch):
 
 def test_one_render_per_env_step_on_cuda(monkeypatch):
     from gbxcule.rl.rollout import RolloutBuffer, make_env
-    from gbxcule.rl.tasks import get_task
+    from gbxcule.tasks import load_task
 
     calls = []
     real = pixels_mod.PixelBuffers._render_shades
@@ -89,7 +89,7 @@ def test_one_render_per_env_step_on_cuda(monkeypatch):
 
     monkeypatch.setattr(pixels_mod.PixelBuffers, "_render_shades", counting)
     cfg = cuda_cfg(num_envs=64)
-    env = make_env(get_task("demo-coins"), cfg)
+    env = make_env(load_task("demo-coins"), cfg)
     buf = RolloutBuffer(8, 64, 2, "packed2", "cuda")
     env.start(buf)
     for t in range(8):

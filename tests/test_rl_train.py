@@ -13,6 +13,7 @@ from gbxcule.rl.models import sample_actions
 from gbxcule.rl.ppo import compute_gae
 from gbxcule.rl.schemas import TrainConfig
 from gbxcule.rl.train import TrainingFailed, train
+from gbxcule.tasks import load_task
 
 pytestmark = pytest.mark.api
 
@@ -35,7 +36,7 @@ def tiny(**kw) -> TrainConfig:
 
 
 META_KEYS = {
-    "run_id", "schemas", "rom", "state", "num_envs", "frames_per_step", "release_after_frames",
+    "run_id", "schemas", "rom", "starts", "num_envs", "frames_per_step", "release_after_frames",
     "stack", "obs_format", "action_codec", "algo", "algo_version", "git", "platform", "python",
     "torch", "warp", "cuda_available", "gpu", "world_size",
 }  # fmt: skip
@@ -54,6 +55,9 @@ def test_a_run_writes_every_artifact(tmp_path, mode):
     assert records[-1]["env_steps"] == 64 and records[0]["run_id"] == run.run_id
     for key in ("sps", "actor_ms", "learner_ms", "overlap_efficiency", "episodes", "render_ms"):
         assert key in records[0]
+    assert "reward/coins" in records[0]  # each reward term's mean part of an episode
+    assert (run.path / "task.py").read_bytes() == load_task("demo-coins").source.path.read_bytes()
+    assert meta["task_file"]["name"] == "demo-coins" and meta["task_name"] == "demo-coins"
     assert ("policy_loss" in records[0]) == (mode == "sync")  # async learns one update behind
     assert "policy_loss" in records[1]
     assert sorted(p.name for p in (run.path / "checkpoints").iterdir()) == [

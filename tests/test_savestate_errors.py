@@ -65,7 +65,7 @@ def test_unknown_versions_are_refused(version, message):
 def test_state_of_another_cartridge_shape_is_refused():
     other = bytearray(ROM)
     other[0x149] = 0x02  # one RAM bank instead of four: the cart block no longer fits
-    with pytest.raises(SavestateError, match="trailing"):
+    with pytest.raises(SavestateError, match=r"trailing.*different cartridge \(MBC1, 4 RAM bank"):
         load_pyboy_state(V29, bytes(other))
 
 
@@ -162,3 +162,15 @@ def test_other_cartridge_blocks_round_trip(cart_type, ram_banks, mbc, has_rtc):
     assert inferred.cart_layout.ram_banks == state.cart_layout.ram_banks
     assert inferred.cart_layout.has_rtc == has_rtc
     assert write_pyboy_state(inferred) == data
+
+
+def test_a_state_of_another_game_is_refused_naming_both_cartridges():
+    """A PyBoy state saved on another game (another mapper or RAM size) is refused with
+    what each cartridge is, not loaded into an env that then spins on garbage."""
+    from gbxcule.demo.rom import demo_rom_path
+
+    demo = Path(demo_rom_path()).read_bytes()  # no mapper, no RAM
+    with pytest.raises(SavestateError) as err:
+        load_pyboy_state(V29, demo)
+    assert "different cartridge (MBC1, 4 RAM bank(s)) than this ROM's (no mapper" in str(err.value)
+    assert "saved on another game" in str(err.value)

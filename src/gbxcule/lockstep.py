@@ -119,6 +119,7 @@ class LockstepConfig:
     num_envs: int = 1
     allow_bad_logo: bool = False
     boot: str = "fast"
+    state: str | None = None  # a PyBoy .state (or snapshot) both sides start from
 
     def __post_init__(self) -> None:
         from gbxcule.asm.bootrom import check_boot
@@ -154,6 +155,8 @@ class LockstepConfig:
             args.append("--allow-bad-logo")
         if self.boot != "fast":
             args.append(f"--boot={self.boot}")
+        if self.state is not None:
+            args.append(f"--state={self.state}")
         return args
 
 
@@ -345,6 +348,9 @@ def run_lockstep(
     try:
         ref.reset(seed)
         dut.reset(seed)
+        if cfg.state is not None:
+            ref.load_state(cfg.state)
+            dut.load_state(cfg.state)
         for step in range(cfg.steps + 1):
             if step:
                 ref.step(actions[step - 1])
@@ -428,8 +434,13 @@ def write_bundle(
     safe_dut = "".join(c if c.isalnum() or c in "-_" else "_" for c in cfg.dut)
     name = f"{rom_path.stem}__{cfg.ref}_vs_{safe_dut}__step{ref.step:05d}__{time.time_ns()}"
     tmp = Path(tempfile.mkdtemp(dir=root, prefix=".tmp-"))
-    repro_cfg = dataclasses.replace(cfg, steps=max(ref.step, 1))
+    repro_cfg = dataclasses.replace(cfg, steps=max(ref.step, 1), state=None)
     (tmp / rom_path.name).write_bytes(rom_path.read_bytes())
+    state_arg = ""
+    if cfg.state is not None:  # the bundle keeps its own copy of the start state
+        (tmp / "start.state").write_bytes(Path(cfg.state).read_bytes())
+        state_arg = ' --state "$HERE/start.state"'
+
     actions_rows = actions if len(actions) else np.zeros((1, cfg.num_envs), dtype=np.int64)
     np.save(tmp / "actions.npy", np.asarray(actions_rows, dtype=np.int64))
     for label, snap in (("ref", ref), ("dut", dut)):
@@ -463,7 +474,7 @@ def write_bundle(
         repo=shlex.quote(str(checkout_root())) if checkout_root() else "$HERE",
         rom=shlex.quote(rom_path.name),
         python=shlex.quote(sys.executable),
-        args=" ".join(shlex.quote(a) for a in repro_cfg.cli_args()),
+        args=" ".join(shlex.quote(a) for a in repro_cfg.cli_args()) + state_arg,
     )
     (tmp / "repro.sh").write_text(script)
     os.chmod(tmp / "repro.sh", 0o755)

@@ -41,6 +41,7 @@ _COMMANDS = frozenset(
         "write_memory",
         "serial_output",
         "frame_shades",
+        "load_state",
     }
 )
 _JOIN_SECONDS = 10.0
@@ -200,6 +201,19 @@ class PyBoyVecMpBackend:
         for w, conn in enumerate(self._conns):
             conn.send(("step", (acts[self._bounds[w] : self._bounds[w + 1]],)))
         self._gather(range(self.num_workers))
+
+    def load_state(self, source: Any, envs: Any = None) -> None:
+        """Reset ``envs`` (default: all) and load a PyBoy ``.state`` or our snapshot into
+        them (:meth:`PyBoySingleBackend.load_state`); a path is read here, once."""
+        data = Path(source).read_bytes() if isinstance(source, (str, Path)) else source
+        ids = range(self.num_envs) if envs is None else [check_env(e, self.num_envs) for e in envs]
+        per_worker: dict[int, list[int]] = {}
+        for env in ids:
+            w = int(np.searchsorted(self._bounds, env, side="right")) - 1
+            per_worker.setdefault(w, []).append(env - self._bounds[w])
+        for w, local in per_worker.items():
+            self._conns[w].send(("load_state", (data, local)))
+        self._gather(list(per_worker))
 
     def get_cpu_state(self, env: int) -> dict[str, int]:
         return self._call_env(env, "get_cpu_state")

@@ -199,9 +199,22 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="action seed (default 0)")
     p.add_argument("--gif-envs", type=int, default=4, help="envs shown in the GIF (default 4)")
     p.add_argument("--out", type=Path, default=Path("out/demo"), help="default: out/demo/")
+    p.add_argument(
+        "--save-rom",
+        type=Path,
+        metavar="PATH",
+        help="write the demo game's ROM to PATH and exit (a game to try the guide on)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.save_rom is not None:
+        from gbxcule.demo.rom import demo_rom_path
+        from gbxcule.files import write_atomic
+
+        write_atomic(args.save_rom, Path(demo_rom_path()).read_bytes())
+        print(f"demo game ROM: {args.save_rom}")
+        return 0
     name = backend_for(args.device, args.backend)
     print(
         f"demo game: {args.envs} envs on {name}, {args.steps} steps x {FRAMES_PER_STEP} frames, "

@@ -17,7 +17,12 @@ HELP = "train a PPO policy on a task (run dir with metrics, checkpoints, curve, 
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--task", default="demo-coins", help="task name (default demo-coins)")
+    p.add_argument(
+        "--task",
+        default="demo-coins",
+        help="a built-in task (demo-coins), a task file path/to/task.py[:NAME] or a module "
+        "package.mod:NAME (default demo-coins)",
+    )
     p.add_argument("--rom", default=None, help="ROM file (default: the task's)")
     p.add_argument("--state", default=None, help="start state file (default: the task's)")
     p.add_argument("--envs", type=int, default=64, help="parallel envs per rank (default 64)")

@@ -36,6 +36,11 @@ def configure(p: argparse.ArgumentParser) -> None:
         "references, else fast)",
     )
     p.add_argument("--dut", default="warp-cpu", help="backend under test (default: warp-cpu)")
+    p.add_argument(
+        "--state",
+        type=Path,
+        help="with --rom: a PyBoy .state both backends load after reset (start of play)",
+    )
     p.add_argument("--steps", type=int, help="steps to run (default: 100, or the spec's)")
     p.add_argument("--frames-per-step", type=int, help="default: 24, or the spec's")
     p.add_argument("--release-after-frames", type=int, help="default: min(8, frames), or spec")
@@ -72,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
     regions = lockstep.parse_ranges(args.regions) if args.regions else None
     ignore = lockstep.parse_ranges(args.ignore)
     cases = []  # (label, rom path, config, actions)
+    if args.state is not None and args.rom is None:
+        raise UsageError("--state goes with --rom (the suite's ROMs start from power-on)")
+    if args.state is not None and not args.state.is_file():
+        raise UsageError(f"state file not found: {args.state}")
     if args.rom is not None:
         if not args.rom.is_file():
             raise UsageError(f"ROM file not found: {args.rom}")
@@ -91,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
             num_envs=args.num_envs,
             allow_bad_logo=args.allow_bad_logo,
             boot=boot,
+            state=None if args.state is None else str(args.state),
             **({"regions": regions} if regions else {}),
         )
         acts = lockstep.make_actions(

@@ -8,6 +8,9 @@ Codecs:
 
 * ``pokemonred_puffer_v1``: 7 actions, ids 0..6 = down, left, right, up, a, b, start.
 * ``buttons``: 256 actions, the id *is* the mask (any combination, 0 = no-op).
+* ``buttons:LIST``: a task's own action list, e.g. ``buttons:left,right,a+right,noop``:
+  action k presses the k-th entry's buttons (``+`` joins a combo, ``noop`` presses
+  nothing). The name is the list, so the codec travels as data between processes.
 """
 
 from __future__ import annotations
@@ -96,14 +99,47 @@ CODECS: dict[str, ActionCodec] = {
 }
 
 
+NOOP = "noop"
+LIST_PREFIX = "buttons:"
+
+
+def _entry_mask(entry: Any) -> int:
+    if not isinstance(entry, str) or not entry.strip():
+        raise ValueError(f"an action must be a button name or combo like 'a+right', got {entry!r}")
+    names = [part.strip().lower() for part in entry.split("+")]
+    if names == [NOOP]:
+        return 0
+    if NOOP in names:
+        raise ValueError(f"'noop' stands alone, got {entry!r}")
+    return buttons_to_mask(names)
+
+
+def codec_from_buttons(actions: Any) -> ActionCodec:
+    """A codec for an action list such as ``["left", "right", "a+right", "noop"]``."""
+    if isinstance(actions, str) or not hasattr(actions, "__iter__"):
+        raise ValueError(f"an action list must be a list of button combos, got {actions!r}")
+    entries = list(actions)
+    if not entries:
+        raise ValueError("an action list needs at least one action")
+    masks = tuple(_entry_mask(e) for e in entries)
+    if len(set(masks)) != len(masks):
+        raise ValueError(f"the action list {entries!r} presses the same buttons twice")
+    spelled = ",".join("+".join(mask_to_buttons(m)) or NOOP for m in masks)
+    return ActionCodec(LIST_PREFIX + spelled, masks)
+
+
 def get_codec(name: str | ActionCodec) -> ActionCodec:
-    """The codec called ``name`` (a codec passes through); ValueError on an unknown name."""
+    """The codec called ``name`` (a codec passes through; ``buttons:LIST`` names a list);
+    ValueError on an unknown name."""
     if isinstance(name, ActionCodec):
         return name
+    if isinstance(name, str) and name.startswith(LIST_PREFIX):
+        return codec_from_buttons(name[len(LIST_PREFIX) :].split(","))
     try:
         return CODECS[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown action codec {name!r}; known: {', '.join(CODECS)}") from None
+        known = ", ".join([*CODECS, LIST_PREFIX + "LIST"])
+        raise ValueError(f"unknown action codec {name!r}; known: {known}") from None
 
 
 def validate_actions(actions: Any, num_envs: int, codec: str | ActionCodec) -> np.ndarray:

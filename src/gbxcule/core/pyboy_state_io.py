@@ -405,11 +405,38 @@ def load_pyboy_state(
             return _parse(data, layout, cart or _cart_from_length(data, layout))
         except SavestateError as exc:
             errors.append(exc)
-    raise (
+    error = (
         errors[0]
         if len(errors) == 1
         else SavestateError("; ".join(f"as {lay}: {e}" for lay, e in zip(layouts, errors)))
     )
+    if cart is not None:
+        _refuse_other_cartridge(data, layouts, cart, error)
+    raise error
+
+
+def _describe(cart: CartLayout) -> str:
+    extras = [x for x, on in (("clock", cart.has_rtc), ("rumble", cart.has_rumble)) if on]
+    what = cart.mbc.upper() if cart.mbc != "none" else "no mapper"
+    return f"{what}, {cart.ram_banks} RAM bank(s)" + "".join(f", {x}" for x in extras)
+
+
+def _refuse_other_cartridge(
+    data: bytes, layouts: list[str], cart: CartLayout, error: SavestateError
+) -> None:
+    """A state that does not fit this ROM's cartridge but fits another one was most likely
+    saved on another game: say so beside the parse error (which names only bytes)."""
+    for layout in layouts:
+        try:
+            theirs = _cart_from_length(data, layout)
+            _parse(data, layout, theirs)
+        except SavestateError:
+            continue
+        raise SavestateError(
+            f"{error}. The state fits a different cartridge ({_describe(theirs)}) than this "
+            f"ROM's ({_describe(cart)}): it was saved on another game or ROM revision (or cut "
+            "short); save a state of this ROM in PyBoy"
+        ) from error
 
 
 def _cart_from_length(data: bytes, layout: str) -> CartLayout:

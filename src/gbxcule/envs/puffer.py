@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from gbxcule.envs.vector import GbxVectorEnv
-from gbxcule.rl.tasks import TaskSpec
+from gbxcule.tasks.task import Task
 
 
 class _StandIn:
@@ -87,7 +87,7 @@ class GbxPufferEnv(_Base):
         self,
         rom: str | Path | None = None,
         num_envs: int = 64,
-        task: str | TaskSpec = "demo-coins",
+        task: str | Task = "demo-coins",
         *,
         device: str = "cpu",
         obs: str = "u8",
@@ -130,7 +130,7 @@ class GbxPufferEnv(_Base):
         self._tick += 1
         infos: list[dict] = []
         if self._tick % self.log_interval == 0:
-            count, ret, length = self.env.task.take_stats().tolist()
+            count, ret, length = self.env.task.take_stats()[:3].tolist()
             if count > 0:
                 infos.append(
                     {
@@ -163,7 +163,7 @@ class GbxPufferEnv(_Base):
 def make_puffer_env(
     rom: str | Path | None = None,
     num_envs: int = 64,
-    task: str | TaskSpec = "demo-coins",
+    task: str | Task = "demo-coins",
     device: str = "cpu",
     obs: str = "u8",
     stack: int = 1,

@@ -3,8 +3,10 @@
 ``gymnasium.vector.SyncVectorEnv([lambda: PyBoyTaskEnv(...)] * N)`` is what
 :class:`gbxcule.envs.vector.GbxVectorEnv` must equal step by step (observations,
 rewards, terminations, truncations, in every autoreset mode): same ROM, start state,
-pacing, action codec and :class:`~gbxcule.rl.tasks.TaskRuntime`; observations are
-PyBoy's screen downsampled (and packed) on the host, stacked like the vector env's.
+pacing, action codec and task (run by a :class:`~gbxcule.tasks.session.TaskSession`);
+observations are PyBoy's screen downsampled (and packed) on the host, stacked like the
+vector env's. Each episode's start is drawn from the task's pool by this env's own
+generator: with more than one start the two envs draw differently.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import torch
 from gbxcule.core import pixels as px
 from gbxcule.envs.frames import FrameStack, check_obs, rgb_grid, single_observation_space
 from gbxcule.envs.vector import resolve_task
-from gbxcule.rl.tasks import TaskRuntime, TaskSpec
+from gbxcule.tasks.session import TaskSession, make_task_backend
+from gbxcule.tasks.task import Task
 
 
 class PyBoyTaskEnv(gym.Env):
@@ -28,34 +31,36 @@ class PyBoyTaskEnv(gym.Env):
     def __init__(
         self,
         rom: str | Path | None = None,
-        task: str | TaskSpec = "demo-coins",
+        task: str | Task = "demo-coins",
         *,
         obs: str = "u8",
         stack: int = 1,
         render_mode: str | None = "rgb_array",
         max_steps: int | None = None,
+        starts: list[str | Path] | None = None,
     ) -> None:
-        from gbxcule.backends.pyboy_backend import PyBoySingleBackend
-
         width = check_obs(obs, stack)
         spec, rom_path = resolve_task(task, rom, max_steps)
         self.obs_format = obs
         self.render_mode = render_mode
         self._spec = spec
-        self._new_backend = lambda: PyBoySingleBackend(
-            rom_path,
-            num_envs=1,
-            frames_per_step=spec.frames_per_step,
-            release_after_frames=spec.release_after_frames,
-            action_codec=spec.action_codec,
-            render=True,
-            state_path=spec.state,
-        )
-        self.backend = self._new_backend()
-        self.task = TaskRuntime(spec, self.backend, torch.device("cpu"))
+        self._starts = starts
+        self._new_backend = lambda: make_task_backend(spec, 1, kind="pyboy", rom=rom_path)
+        self._seed = 0
+        self.session = self._new_session()
+        self.backend = self.session.backend
+        self.task = self.session.runtime
         self._stack = FrameStack(1, stack, width, torch.device("cpu"))
         self.observation_space = single_observation_space(obs, stack)
         self.action_space = gym.spaces.Discrete(self.backend.codec.num_actions)
+
+    def _new_session(self) -> TaskSession:
+        backend = self._new_backend()
+        try:
+            return TaskSession(self._spec, backend, starts=self._starts, seed=self._seed)
+        except BaseException:
+            backend.close()
+            raise
 
     def _frame(self) -> torch.Tensor:
         shades = px.downsample(self.backend.frame_shades(0))
@@ -72,16 +77,20 @@ class PyBoyTaskEnv(gym.Env):
         # A fresh PyBoy per episode: PyBoy 2.8.1's load_state keeps its renderer's caches,
         # so a used PyBoy reset to the post-boot snapshot draws the first frame differently
         # from a fresh one (history/ecosystem.md); ours equals the fresh one.
-        self.backend.close()
-        self.backend = self._new_backend()
-        self.task = TaskRuntime(self._spec, self.backend, torch.device("cpu"))
-        self.task.begin()
+        gen_state = self.task.gen.get_state()
+        self.session.close()
+        self.session = self._new_session()
+        if seed is None:
+            self.session.runtime.gen.set_state(gen_state)  # the draws go on
+        else:
+            self.session.runtime.gen.manual_seed(seed)
+        self.backend, self.task = self.session.backend, self.session.runtime
+        self.session.start()
         self._stack.frames.zero_()  # blank: PyBoy still shows the last episode's screen
         return self._obs(), {}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        self.backend.step(np.array([int(action)], dtype=np.int64))
-        reward, term, trunc = self.task.after_step()
+        reward, term, trunc = self.session.step(np.array([int(action)], dtype=np.int64))
         self._stack.push(self._frame())
         return self._obs(), float(reward[0]), bool(term[0]), bool(trunc[0]), {}
 
@@ -91,4 +100,4 @@ class PyBoyTaskEnv(gym.Env):
         return rgb_grid(self.backend.frame_shades(0)[None])
 
     def close(self) -> None:
-        self.backend.close()
+        self.session.close()

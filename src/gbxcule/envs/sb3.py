@@ -35,7 +35,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from gbxcule.core import pixels as px
 from gbxcule.envs.vector import GbxVectorEnv
-from gbxcule.rl.tasks import TaskSpec
+from gbxcule.tasks.task import Task
 
 
 class GbxSb3VecEnv(VecEnv):
@@ -45,7 +45,7 @@ class GbxSb3VecEnv(VecEnv):
         self,
         rom: str | Path | None,
         num_envs: int,
-        task: str | TaskSpec = "demo-coins",
+        task: str | Task = "demo-coins",
         *,
         device: str = "cpu",
         obs: str = "u8",
@@ -171,7 +171,7 @@ def _host(x: Any) -> np.ndarray:
 def make_sb3_env(
     rom: str | Path | None,
     num_envs: int,
-    task: str | TaskSpec = "demo-coins",
+    task: str | Task = "demo-coins",
     device: str = "cpu",
     obs: str = "u8",
     stack: int = 1,

@@ -21,8 +21,11 @@ the start state yet. Then:
 in the order given) with its Gymnasium mask ``infos["_hook_hits"]``, False (and hits 0)
 for the envs a ``next_step`` autoreset restored in that call (their step was discarded).
 
-Rewards, terminations and truncations come from :class:`gbxcule.rl.tasks.TaskRuntime`
-(the task's RAM values on the device). On the CPU the results are NumPy arrays
+Rewards, terminations and truncations come from the task (``gbxcule.tasks``: a name,
+a task file or a :class:`~gbxcule.tasks.Task`), run by a
+:class:`~gbxcule.tasks.session.TaskSession` on the device; each episode starts from a
+start drawn from the task's pool (``starts=`` overrides it; ``reset(seed=...)`` seeds
+the draws). On the CPU the results are NumPy arrays
 (rewards float64, as ``SyncVectorEnv``); on CUDA they are Torch tensors on the device
 (rewards float32) and no host copy is made.
 """
@@ -46,7 +49,9 @@ from gbxcule.envs.frames import (
     rgb_grid,
     single_observation_space,
 )
-from gbxcule.rl.tasks import TaskRuntime, TaskSpec, get_task
+from gbxcule.tasks.load import load_task
+from gbxcule.tasks.session import TaskSession, make_task_backend
+from gbxcule.tasks.task import Task
 
 AUTORESET_MODES = {
     "next_step": AutoresetMode.NEXT_STEP,
@@ -56,12 +61,11 @@ AUTORESET_MODES = {
 
 
 def resolve_task(
-    task: str | TaskSpec, rom: str | Path | None, max_steps: int | None = None
-) -> tuple[TaskSpec, Path]:
-    """The task (with ``max_steps`` overriding its truncation when given) and its ROM path."""
-    spec = get_task(task) if isinstance(task, str) else task
-    if not isinstance(spec, TaskSpec):
-        raise TypeError(f"task must be a task name or a TaskSpec, got {type(task).__name__}")
+    task: str | Task, rom: str | Path | None, max_steps: int | None = None
+) -> tuple[Task, Path]:
+    """The task (a name, task file or module: ``gbxcule.tasks.load``; ``max_steps``
+    overriding its truncation when given) and its ROM path."""
+    spec = load_task(task)
     if max_steps is not None:
         spec = replace(spec, max_steps=int(max_steps))
     return spec, spec.rom_path(rom)
@@ -75,24 +79,9 @@ def parse_autoreset_mode(mode: str | AutoresetMode) -> AutoresetMode:
     return AUTORESET_MODES[mode]
 
 
-def make_backend(rom: Path, spec: TaskSpec, num_envs: int, device: str, **kwargs: Any) -> Any:
+def make_backend(rom: Path, spec: Task, num_envs: int, device: str, **kwargs: Any) -> Any:
     """The Warp backend for a task (render off: the env renders its observations itself)."""
-    from gbxcule.backends.warp_vec import WarpVecCpuBackend, WarpVecCudaBackend
-
-    common = dict(
-        num_envs=num_envs,
-        frames_per_step=spec.frames_per_step,
-        release_after_frames=spec.release_after_frames,
-        action_codec=spec.action_codec,
-        state_path=spec.state,
-    )
-    common.update(kwargs)
-    if str(device).startswith("cuda"):
-        dev = device if ":" in device else "cuda:0"
-        return WarpVecCudaBackend(rom, device=dev, **common)
-    if device != "cpu":
-        raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
-    return WarpVecCpuBackend(rom, **common)
+    return make_task_backend(spec, num_envs, device=device, rom=rom, **kwargs)
 
 
 class GbxVectorEnv(VectorEnv):
@@ -104,7 +93,7 @@ class GbxVectorEnv(VectorEnv):
         self,
         rom: str | Path | None,
         num_envs: int,
-        task: str | TaskSpec = "demo-coins",
+        task: str | Task = "demo-coins",
         *,
         device: str = "cpu",
         obs: str = "u8",
@@ -114,6 +103,7 @@ class GbxVectorEnv(VectorEnv):
         copy: bool = True,
         max_steps: int | None = None,
         hooks: Any = None,
+        starts: list[str | Path] | None = None,
         **backend_kwargs: Any,
     ) -> None:
         width = check_obs(obs, stack)
@@ -125,11 +115,16 @@ class GbxVectorEnv(VectorEnv):
         self.render_mode = render_mode
         self.copy = copy
         self.backend = make_backend(rom_path, spec, num_envs, device, **backend_kwargs)
+        try:
+            self.session = TaskSession(spec, self.backend, starts=starts)
+        except BaseException:
+            self.backend.close()
+            raise
         self.hooks = self.backend.set_hooks(hooks) if hooks else []  # (bank, addr) per column
         self.num_envs = num_envs
-        self.device = torch.device(self.backend.pixels.torch_device)
+        self.device = self.session.device
         self.on_cuda = self.device.type == "cuda"
-        self.task = TaskRuntime(spec, self.backend, self.device)
+        self.task = self.session.runtime
         self.single_observation_space = single_observation_space(obs, stack)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.single_action_space = gym.spaces.Discrete(self.backend.codec.num_actions)
@@ -139,7 +134,6 @@ class GbxVectorEnv(VectorEnv):
         self._stack = FrameStack(num_envs, stack, width, d)
         self._auto = torch.zeros(num_envs, dtype=torch.bool, device=d)
         self._all = torch.ones(num_envs, dtype=torch.bool, device=d)
-        self._slots = torch.zeros(num_envs, dtype=torch.int32, device=d)
         self._started = False
 
     # ---- Gymnasium API ---------------------------------------------------------------
@@ -151,26 +145,25 @@ class GbxVectorEnv(VectorEnv):
         ``np_random``); with ``options={"reset_mask": m}`` only the envs in ``m``."""
         if isinstance(seed, int):
             self._np_random, self._np_random_seed = gym.utils.seeding.np_random(seed)
+            self.task.gen.manual_seed(seed)  # the start draws, sticky actions, no-op prefixes
         mask = None if not options or "reset_mask" not in options else options["reset_mask"]
         if mask is None or not self._started:
             self._start()
         else:
             m = self._reset_mask(mask)
-            self.backend.reset_envs(m, slots=self._slots)
-            self.task.after_reset(m)
+            self.session.reset_envs(m)
             restart_stacks(self._stack, m)
             self._auto &= ~m
         return self._out(self._stack.observation()), {}
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        b = self.backend
         if self.autoreset_mode == AutoresetMode.DISABLED and not self.on_cuda:
             if bool(self._auto.any()):
                 raise RuntimeError(
                     "autoreset_mode='disabled': reset the finished envs with "
                     "reset(options={'reset_mask': ...}) before stepping them again"
                 )
-        b.step(self._actions(actions))
+        self.session.act(self._actions(actions))
         infos: dict[str, Any] = {}
         if self.hooks:
             next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
@@ -227,19 +220,17 @@ class GbxVectorEnv(VectorEnv):
             else src_env_per_dst,
             device=self.device,
         ).to(torch.int64)
-        self.backend.copy_envs(src, m)
-        t = self.task
-        for buf in (t.prev, t.steps, t.ep_return, self._auto):
-            buf.copy_(torch.where(m, buf[src], buf))
+        self.session.copy_envs(src, m)
+        self._auto.copy_(torch.where(m, self._auto[src], self._auto))
         frames = self._stack.frames
         frames.copy_(torch.where(m[:, None, None, None], frames[src], frames))
 
     def swarm_reset(self, mask: Any, progress: torch.Tensor | None = None) -> None:
         """Milestone swarm (pokemonred_puffer): the envs in ``mask`` jump to the env with the
-        highest ``progress`` (default: the task's reward value in RAM, e.g. coins
-        collected), in one launch; the best env itself is left alone."""
+        highest ``progress`` (default: the episode's return so far), in one launch; the
+        best env itself is left alone."""
         m = self._reset_mask(mask, check_any=False)
-        prog = self.task.prev if progress is None else torch.as_tensor(progress)
+        prog = self.task.ep_return if progress is None else torch.as_tensor(progress)
         best = torch.argmax(prog.to(self.device))
         src = best.expand(self.num_envs).contiguous()
         self.copy_envs(src, m & (torch.arange(self.num_envs, device=self.device) != best))
@@ -247,13 +238,8 @@ class GbxVectorEnv(VectorEnv):
     # ---- internals ---------------------------------------------------------------------
 
     def _start(self) -> None:
-        b = self.backend
-        if not self._started:
-            b.clear_start_states()
-            b.capture_start_state(0)  # the post-boot state, or the task's state file
-            self._started = True
-        b.reset_envs(self._host_or_device(self._all), slots=self._slots)
-        self.task.begin()
+        self.session.start()
+        self._started = True
         restart_stacks(self._stack, None)
         self._auto.zero_()
 
@@ -261,8 +247,7 @@ class GbxVectorEnv(VectorEnv):
         """``reset_envs`` + new task episodes for ``mask`` (skipped on the CPU when empty)."""
         if not self.on_cuda and not bool(mask.any()):
             return
-        self.backend.reset_envs(self._host_or_device(mask), slots=self._slots)
-        self.task.after_reset(mask)
+        self.session.reset_envs(mask)
 
     def _same_step_reset(self, done: torch.Tensor) -> dict[str, Any]:
         if not self.on_cuda and not bool(done.any()):
@@ -297,9 +282,6 @@ class GbxVectorEnv(VectorEnv):
             self.backend.render_pixels_snapshot_packed_to_torch(self._frame, 0)
         else:
             self.backend.render_pixels_snapshot_to_torch(self._frame, 0)
-
-    def _host_or_device(self, mask: torch.Tensor) -> Any:
-        return mask if self.on_cuda else mask.numpy()
 
     def _reset_mask(self, mask: Any, check_any: bool = True) -> torch.Tensor:
         if isinstance(mask, np.ndarray) or not torch.is_tensor(mask):
@@ -338,7 +320,7 @@ class GbxVectorEnv(VectorEnv):
 def make_vector_env(
     rom: str | Path | None,
     num_envs: int,
-    task: str | TaskSpec = "demo-coins",
+    task: str | Task = "demo-coins",
     device: str = "cpu",
     obs: str = "u8",
     stack: int = 1,

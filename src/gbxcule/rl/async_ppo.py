@@ -269,7 +269,10 @@ class Engine:
                 self.host_times["env_s"] += time.perf_counter() - t1
         buf.values[buf.T] = self.actor(buf.stacked(buf.T))[1]
         self.last_logits = logits
-        buf.episode_stats.copy_(self.env.task.take_stats())
+        stats = self.env.task.take_stats()
+        if buf.episode_stats.shape != stats.shape:  # 3 + the task's terms
+            buf.episode_stats = torch.zeros_like(stats)
+        buf.episode_stats.copy_(stats)
 
     def _sample(self, logits: torch.Tensor) -> torch.Tensor:
         """One process: Gumbel-max over this rank's envs. Several ranks: the noise is drawn
@@ -308,10 +311,12 @@ class Engine:
             episode_stats = self.dist.sum_(episode_stats.to("cpu", torch.float64).clone())
         if stats is not None:
             out.update(dict(zip(STAT_NAMES, stats.tolist())))
-        n_ep, ret_sum, len_sum = episode_stats.tolist()
+        n_ep, ret_sum, len_sum, *term_sums = episode_stats.tolist()
         out["episodes"] = int(n_ep)
         out["episode_return"] = ret_sum / n_ep if n_ep else None
         out["episode_length"] = len_sum / n_ep if n_ep else None
+        for name, total in zip(self.env.task.term_names, term_sums):  # each term's mean part
+            out[f"reward/{name}"] = total / n_ep if n_ep else None
         if not self.streams.cuda:
             out["render_ms"] = p.host["render_s"] * 1000.0
             out["obs_ms"] = (p.host["render_s"] + p.host["obs_s"]) * 1000.0

@@ -1,10 +1,11 @@
 """Evaluate a trained policy over fresh episodes, on our backend or on PyBoy, and draw
 the run's learning curve.
 
-:func:`evaluate` runs ``episodes`` envs from the task's start state for one episode
-each with :func:`gbxcule.rl.agent.load_policy`'s agent (the same code for both
-backends: the agent sees ``uint8 [N, 72, 80]`` shades) and returns every episode's
-return; it can write env 0's episode as a GIF. :func:`plot_learning_curve` writes
+:func:`evaluate` runs ``episodes`` envs for one episode each, from starts drawn from
+the run's task's pool (a seeded draw: the same starts on both backends), with
+:func:`gbxcule.rl.agent.load_policy`'s agent (the same code for both backends: the agent
+sees ``uint8 [N, 72, 80]`` shades) and returns every episode's return; it can write env
+0's episode as a GIF. :func:`plot_learning_curve` writes
 the mean episode return per update against env steps as a PNG (matplotlib, imported
 lazily).
 """
@@ -23,27 +24,22 @@ from gbxcule.core.dmg import FRAMES_PER_SECOND
 from gbxcule.files import write_atomic
 from gbxcule.rl.agent import load_policy
 from gbxcule.rl.experiment import Run
-from gbxcule.rl.tasks import TaskRuntime, get_task
+from gbxcule.tasks.load import load_run_task
+from gbxcule.tasks.session import TaskSession, make_task_backend
 
 
-def _backend(spec: Any, cfg: Any, episodes: int, backend: str) -> Any:
-    rom = spec.rom_path(cfg.rom)
-    state = cfg.state if cfg.state is not None else spec.state
-    common = dict(
-        num_envs=episodes,
-        frames_per_step=spec.frames_per_step,
-        release_after_frames=spec.release_after_frames,
-        action_codec=spec.action_codec,
-    )
-    if backend == "pyboy":
-        from gbxcule.backends.pyboy_mp import PyBoyVecMpBackend
-
-        if state is not None:
-            raise ValueError("evaluation on PyBoy supports the post-boot start only")
-        return PyBoyVecMpBackend(rom, render=True, **common)
-    from gbxcule.backends.warp_vec import WarpVecCpuBackend
-
-    return WarpVecCpuBackend(rom, render_pixels=True, state_path=state, **common)
+def _session(task: Any, cfg: Any, episodes: int, backend: str, seed: int) -> TaskSession:
+    """``episodes`` envs of the run's task on ``backend`` (warp: ours on the CPU; pyboy:
+    PyBoy 2.8.1 processes), starts drawn from the task's pool with ``seed``."""
+    kind = "pyboy-mp" if backend == "pyboy" else "warp"
+    extra = {"render": True} if kind != "warp" else {"render_pixels": True}
+    b = make_task_backend(task, episodes, kind=kind, rom=cfg.rom, **extra)
+    try:
+        starts = None if cfg.state is None else [cfg.state]
+        return TaskSession(task, b, starts=starts, seed=seed)
+    except BaseException:
+        b.close()
+        raise
 
 
 def _frames(b: Any, backend: str, step: int) -> torch.Tensor:
@@ -68,24 +64,21 @@ def evaluate(
     """Returns of ``episodes`` fresh episodes (sampled actions unless ``deterministic``)."""
     run = Run.open(run_dir)
     cfg = run.config()
-    spec = get_task(cfg.task)
+    task = load_run_task(run.path)
     agent = load_policy(run.path)
     gen = torch.Generator().manual_seed(seed)
-    b = _backend(spec, cfg, episodes, backend)
+    session = _session(task, cfg, episodes, backend, seed)
+    b = session.backend
     try:
-        if backend != "pyboy":  # every env at the start state, its screen rendered
-            b.reset_envs(np.ones(episodes, dtype=bool), slots=b.capture_start_state(0))
-        task = TaskRuntime(spec, b, torch.device("cpu"))
-        task.begin()
+        session.start()  # every env at a start drawn from the pool, its screen rendered
         agent.reset()
         alive = torch.ones(episodes, dtype=torch.bool)
         total = torch.zeros(episodes, dtype=torch.float64)
         shots = [b.frame_shades(0)] if gif is not None else []
-        for step in range(spec.max_steps):
+        for step in range(task.max_steps):
             frames = _frames(b, backend, step)
             actions = agent.act(frames, generator=gen, deterministic=deterministic)
-            b.step(actions.numpy())
-            reward, terminated, truncated = task.after_step()
+            reward, terminated, truncated = session.step(actions)
             total += reward.to(torch.float64) * alive
             alive &= ~(terminated | truncated)
             if gif is not None and alive[0]:
@@ -97,7 +90,7 @@ def evaluate(
     if gif is not None:
         from gbxcule.images import write_gif
 
-        frame_ms = max(20, round(1000 * spec.frames_per_step / FRAMES_PER_SECOND))
+        frame_ms = max(20, round(1000 * task.frames_per_step / FRAMES_PER_SECOND))
         write_gif(shots, gif, scale=1, frame_ms=frame_ms)
     return total.tolist()
 

@@ -1,8 +1,10 @@
 """A run directory: ``<utc-ts>__<algo>__<rom-id>__<tag>/``.
 
-* ``meta.json``: run id, schema versions, ROM/state paths and sha256, env settings,
+* ``meta.json``: run id, schema versions, ROM/start-state paths and sha256, env settings,
   algo, git commit and dirty flag, platform and versions, CUDA and GPU, world size.
 * ``config.json``: the whole :class:`~gbxcule.rl.schemas.TrainConfig`.
+* ``task.py`` and ``task.json``: a copy of the task's file and where it came from
+  (``gbxcule.tasks.load``); eval, resume and L4 load the task from there.
 * ``metrics.jsonl``: one record per update. Appended a whole line at a time, flushed
   and fsynced; on resume :meth:`Run.trim_metrics` keeps only complete, parseable lines
   with an update index below the checkpoint's (a torn last line or records of updates
@@ -111,7 +113,7 @@ def git_info() -> dict[str, Any]:
         return {"commit": None, "dirty": None}
 
 
-def build_meta(cfg: TrainConfig, run_id: str, rom: Path, state: str | None, spec: Any) -> dict:
+def build_meta(cfg: TrainConfig, run_id: str, rom: Path, starts: list[str], task: Any) -> dict:
     import warp as wp
 
     cuda = torch.cuda.is_available()
@@ -126,14 +128,15 @@ def build_meta(cfg: TrainConfig, run_id: str, rom: Path, state: str | None, spec
             "failure": schemas.FAILURE_SCHEMA,
         },
         "task": cfg.task,
+        "task_name": task.name,
         "rom": {"path": str(rom), "sha256": sha256_file(rom)},
-        "state": {"path": state, "sha256": sha256_file(state)},
+        "starts": [{"path": p, "sha256": sha256_file(p)} for p in starts],
         "num_envs": cfg.num_envs,
-        "frames_per_step": spec.frames_per_step,
-        "release_after_frames": spec.release_after_frames,
+        "frames_per_step": task.frames_per_step,
+        "release_after_frames": task.release_after_frames,
         "stack": cfg.stack,
         "obs_format": cfg.obs_format,
-        "action_codec": spec.action_codec,
+        "action_codec": task.action_codec,
         "algo": schemas.ALGO,
         "algo_version": schemas.ALGO_VERSION,
         "mode": cfg.mode,
@@ -170,10 +173,14 @@ class Run:
         out: str | Path,
         cfg: TrainConfig,
         rom: Path,
-        state: str | None,
-        spec,
+        starts: list[str],
+        task: Any,
         meta_extra: dict[str, Any] | None = None,
     ) -> Run:
+        """A new run of ``task`` (a loaded :class:`~gbxcule.tasks.Task`: its file is kept
+        as ``task.py``) under ``out``."""
+        from gbxcule.tasks import save_run_task
+
         final = Path(out) / run_name(cfg, rom)
         if final.exists():
             raise FileExistsError(f"run directory exists: {final}")
@@ -183,7 +190,8 @@ class Run:
         (path / "checkpoints").mkdir()
         (path / "failures").mkdir()
         write_json(path / "config.json", cfg.to_json())
-        meta = build_meta(cfg, final.name, rom, state, spec)
+        meta = build_meta(cfg, final.name, rom, starts, task)
+        meta["task_file"] = save_run_task(task, path)
         meta.update(meta_extra or {})  # distributed: world size, the ranks' devices and envs
         write_json(path / "meta.json", meta)
         (path / "metrics.jsonl").touch()

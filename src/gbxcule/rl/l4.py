@@ -46,7 +46,9 @@ from gbxcule.core import pixels as px
 from gbxcule.lockstep import LockstepConfig, compare_snapshots, take_snapshot, write_bundle
 from gbxcule.rl.agent import Agent, load_policy
 from gbxcule.rl.experiment import Run
-from gbxcule.rl.tasks import TaskRuntime, TaskSpec, get_task
+from gbxcule.tasks.load import load_run_task
+from gbxcule.tasks.session import TaskSession, backend_options
+from gbxcule.tasks.task import Task
 
 
 @dataclass(frozen=True)
@@ -93,10 +95,10 @@ class EpisodeResult:
 class _Side:
     """One emulator with a task runtime and one agent + generator per episode."""
 
-    def __init__(self, backend: Any, spec: TaskSpec, model: Any, seeds: list[int]) -> None:
-        self.backend = backend
+    def __init__(self, session: TaskSession, model: Any, seeds: list[int]) -> None:
+        self.session = session
+        self.backend = backend = session.backend
         self.n = backend.num_envs
-        self.task = TaskRuntime(spec, backend, torch.device("cpu"))
         self.agents = [Agent(model) for _ in range(self.n)]
         self.gens = [torch.Generator().manual_seed(s) for s in seeds]
         self.actions: list[list[int]] = [[] for _ in range(self.n)]
@@ -105,8 +107,7 @@ class _Side:
         self.alive = [True] * self.n
 
     def begin(self) -> None:
-        self.backend.reset()
-        self.task.begin()
+        self.session.start()
         for a in self.agents:
             a.reset()
 
@@ -129,10 +130,9 @@ class _Side:
 
     def step(self, actions: np.ndarray) -> np.ndarray:
         """Step, account rewards; returns the float rewards of this step (0 when finished)."""
-        self.backend.step(actions)
-        reward, terminated, truncated = self.task.after_step()
-        done = (terminated | truncated).tolist()
-        rewards = reward.to(torch.float64).numpy().copy()
+        reward, terminated, truncated = self.session.step(actions)
+        done = (terminated | truncated).cpu().tolist()
+        rewards = reward.to(torch.float64).cpu().numpy().copy()
         for e in range(self.n):
             if not self.alive[e]:
                 rewards[e] = 0.0
@@ -201,24 +201,27 @@ class _Comparison:
 
 def compare_backends(
     model: Any,
-    spec: TaskSpec,
+    spec: Task,
     rom_path: str | Path,
     ours_backend: Any,
     ref_backend: Any,
     reference: Reference,
     *,
     seed: int = 0,
+    starts: list[str | Path] | None = None,
     compare_state: bool = True,
     bundle_root: str | Path | None = None,
     meta: dict[str, Any] | None = None,
 ) -> list[EpisodeResult]:
     """Play one episode per env on both backends (already built, ``num_envs`` each) with
-    the same model and per-episode sampling seeds ``seed + e``; see the module doc."""
+    the same model and per-episode sampling seeds ``seed + e``, each env from the same
+    start of the task's pool (``starts`` overrides it) on both; see the module doc."""
     n = ours_backend.num_envs
     if ref_backend.num_envs != n:
         raise ValueError(f"the backends have {n} and {ref_backend.num_envs} envs")
     seeds = [seed + e for e in range(n)]
-    ours, ref = _Side(ours_backend, spec, model, seeds), _Side(ref_backend, spec, model, seeds)
+    ours = _Side(TaskSession(spec, ours_backend, starts=starts, seed=seed), model, seeds)
+    ref = _Side(TaskSession(spec, ref_backend, starts=starts, seed=seed), model, seeds)
     dut = "warp-cuda" if "cuda" in type(ours_backend).__name__.lower() else "warp-cpu"
     cfg = LockstepConfig(
         ref=reference.lockstep_ref,
@@ -291,19 +294,13 @@ def _result(
 
 
 def make_backends(
-    spec: TaskSpec, rom_path: str | Path, reference: Reference, episodes: int, device: str = "cpu"
+    spec: Task, rom_path: str | Path, reference: Reference, episodes: int, device: str = "cpu"
 ) -> tuple[Any, Any]:
     """(ours, PyBoy) with ``episodes`` envs each, in the reference's boot mode."""
     from gbxcule.backends.pyboy_backend import PyBoySingleBackend
     from gbxcule.backends.warp_vec import WarpVecCpuBackend, WarpVecCudaBackend
 
-    common = dict(
-        num_envs=episodes,
-        frames_per_step=spec.frames_per_step,
-        release_after_frames=spec.release_after_frames,
-        action_codec=spec.action_codec,
-        boot=reference.boot,
-    )
+    common = dict(**backend_options(spec, episodes), boot=reference.boot)
     if device.startswith("cuda"):
         dev = device if ":" in device else "cuda:0"
         ours = WarpVecCudaBackend(rom_path, device=dev, render_pixels=True, **common)
@@ -332,10 +329,7 @@ def compare_policy(
     """L4 of a trained run (run dir or checkpoint) against one reference; see the module doc."""
     run = Run.open(run_dir) if Path(run_dir).is_dir() else Run.open(Path(run_dir).parents[1])
     cfg = run.config()
-    spec = get_task(cfg.task)
-    state = cfg.state if cfg.state is not None else spec.state
-    if state is not None:
-        raise ValueError("L4 compares episodes from the post-boot start only (PyBoy side)")
+    spec = load_run_task(run.path)
     rom = spec.rom_path(cfg.rom)
     ref = get_reference(reference)
     model = load_policy(run_dir).model
@@ -349,6 +343,7 @@ def compare_policy(
             ref_b,
             ref,
             seed=seed,
+            starts=None if cfg.state is None else [cfg.state],
             compare_state=compare_state,
             bundle_root=bundle_root,
             meta={"l4_run": str(run.path), "l4_trained_on": cfg.env_backend},

@@ -7,8 +7,8 @@ previous rollout's last frames so every step can see a stack of ``K`` frames, an
 0..T. ``first[s, n]`` marks a frame that starts an episode: a stack never reaches back
 across it (earlier frames read as zeros, as :class:`gbxcule.rl.agent.Agent` does).
 
-:class:`TaskEnv` drives a backend and a task. The Warp backend runs with
-``render_pixels=False``; after each step (and after ``reset_envs`` of the envs that
+:class:`TaskEnv` drives a task session (``gbxcule.tasks.session``). The Warp backend
+runs with ``render_pixels=False``; after each step (and after the reset of the envs that
 finished) it renders every env's next observation straight into its slot with
 ``render_pixels_snapshot_packed_to_torch(frames, offset)`` (u8: ``..._to_torch``):
 exactly one render launch per env-step. :class:`HostTaskEnv` feeds the same buffer
@@ -24,7 +24,8 @@ import numpy as np
 import torch
 
 from gbxcule.core import pixels as px
-from gbxcule.rl.tasks import TaskRuntime, TaskSpec
+from gbxcule.tasks.session import TaskSession, make_task_backend
+from gbxcule.tasks.task import Task
 
 FRAME_W = {"packed2": px.PACKED_W, "u8": px.DOWN_W}
 
@@ -97,46 +98,31 @@ def stack_frames(frames: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
 
 
 class TaskEnv:
-    """A Warp backend + a task, rendering each next observation into a buffer slot."""
+    """A task session on a Warp backend, rendering each next observation into a slot."""
 
-    def __init__(self, backend: Any, spec: TaskSpec, obs_format: str) -> None:
+    def __init__(self, session: TaskSession, obs_format: str) -> None:
+        backend = session.backend
         if getattr(backend.pixels, "render_pixels", False) or getattr(
             backend.pixels, "render_pixels_packed", False
         ):
             raise ValueError("build the backend with render_pixels=False: TaskEnv renders itself")
+        self.session = session
         self.backend = backend
-        self.spec = spec
+        self.spec = session.task
         self.obs_format = obs_format
         self.num_envs = backend.num_envs
-        self.device = torch.device(backend.pixels.torch_device)
-        self.task = TaskRuntime(spec, backend, self.device)
-        self._all = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
-        # Device slots: reset_envs then reads no host value (one launch, no copy).
-        self._slots = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
-        self.env_offset = 0  # global index of env 0 (a rank's first env under torchrun)
+        self.device = session.device
+        self.task = session.runtime
         self.render_s = 0.0
 
     def start(self, buf: RolloutBuffer, start_states: list | None = None) -> None:
-        """Boot (or restore the given start states), start every episode, render slot 0."""
-        b = self.backend
-        b.reset()
-        b.clear_start_states()
-        if start_states:
-            for state in start_states:
-                b.add_start_state(state)
-        else:
-            b.capture_start_state(0)  # the post-boot state, or the task's state file
-        # Per-env start states: global env e always restarts from slot e % S (a device tensor).
-        count = b.num_start_states
-        env_ids = torch.arange(self.num_envs, device=self.device) + self.env_offset
-        self._slots = (env_ids % count).to(torch.int32)
-        b.reset_envs(self._all, slots=self._slots)
-        self.task.begin()
+        """Every env at a start drawn from the pool (or the given start states), render slot 0."""
+        self.session.start(start_states)
         buf.first[: buf.slot(0) + 1] = True
         self.render(buf, 0)
 
     def start_states(self) -> list:
-        return [self.backend.start_state(s) for s in range(self.backend.num_start_states)]
+        return self.session.start_states()
 
     def render(self, buf: RolloutBuffer, t: int) -> None:
         """One render launch: every env's current screen into step ``t``'s slot."""
@@ -150,11 +136,9 @@ class TaskEnv:
     def step(self, actions: torch.Tensor, buf: RolloutBuffer, t: int) -> torch.Tensor:
         """Step with ``actions``, record reward/done at ``t``, reset finished envs, render the
         next observation into slot ``t+1``. Returns the done mask (bool [N], on the device)."""
-        self.backend.step(actions)
-        reward, terminated, truncated = self.task.after_step()
+        reward, terminated, truncated = self.session.step(actions)
         done = terminated | truncated
-        self.backend.reset_envs(done, slots=self._slots)
-        self.task.after_reset(done)
+        self.session.reset_envs(done)
         buf.rewards[t] = reward
         buf.dones[t] = done.to(torch.float32)
         buf.first[buf.slot(t + 1)] = done
@@ -162,28 +146,19 @@ class TaskEnv:
         return done
 
 
-class HostTaskEnv:
+class HostTaskEnv(TaskEnv):
     """The same contract over a host backend (``PyBoyVecMpBackend``): frames come from
-    ``frame_shades`` per env, downsampled and packed on the host. PyBoy has no start-state
-    cache, so a finished episode's env keeps running (its counters restart)."""
+    ``frame_shades`` per env, downsampled and packed on the host."""
 
-    def __init__(self, backend: Any, spec: TaskSpec, obs_format: str) -> None:
-        self.backend = backend
-        self.spec = spec
+    def __init__(self, session: TaskSession, obs_format: str) -> None:
+        self.session = session
+        self.backend = session.backend
+        self.spec = session.task
         self.obs_format = obs_format
-        self.num_envs = backend.num_envs
+        self.num_envs = self.backend.num_envs
         self.device = torch.device("cpu")
-        self.task = TaskRuntime(spec, backend, self.device)
+        self.task = session.runtime
         self.render_s = 0.0
-
-    def start(self, buf: RolloutBuffer, start_states: list | None = None) -> None:
-        self.backend.reset()
-        self.task.begin()
-        buf.first[: buf.slot(0) + 1] = True
-        self.render(buf, 0)
-
-    def start_states(self) -> list:
-        return []
 
     def render(self, buf: RolloutBuffer, t: int) -> None:
         t0 = time.perf_counter()
@@ -193,42 +168,24 @@ class HostTaskEnv:
         buf.frames[buf.slot(t)].copy_(torch.from_numpy(frames))
         self.render_s += time.perf_counter() - t0
 
-    def step(self, actions: torch.Tensor, buf: RolloutBuffer, t: int) -> torch.Tensor:
-        self.backend.step(actions.cpu().numpy())
-        reward, terminated, truncated = self.task.after_step()
-        done = terminated | truncated
-        self.task.after_reset(done)
-        buf.rewards[t] = reward
-        buf.dones[t] = done.to(torch.float32)
-        buf.first[buf.slot(t + 1)] = done
-        self.render(buf, t + 1)
-        return done
 
-
-def make_env(spec: TaskSpec, cfg: Any, backend: str = "warp") -> TaskEnv | HostTaskEnv:
-    """The env for a config: ``backend`` "warp" (CPU or CUDA by ``cfg.device``) or "pyboy"
-    (also spelled "pyboy-mp", ``TrainConfig.env_backend``: :class:`HostTaskEnv` over
-    ``PyBoyVecMpBackend``)."""
-    rom = spec.rom_path(cfg.rom)
-    state = cfg.state if cfg.state is not None else spec.state
-    common = dict(
-        num_envs=cfg.num_envs,
-        frames_per_step=spec.frames_per_step,
-        release_after_frames=spec.release_after_frames,
-        action_codec=spec.action_codec,
+def make_env(
+    task: Task, cfg: Any, backend: str = "warp", *, env_offset: int = 0
+) -> TaskEnv | HostTaskEnv:
+    """The env for a config: ``backend`` "warp" (CPU or CUDA by ``cfg.device``) or
+    "pyboy-mp" (``TrainConfig.env_backend``: :class:`HostTaskEnv` over
+    ``PyBoyVecMpBackend``). ``cfg.rom`` / ``cfg.state`` override the task's ROM and starts;
+    each rank's start draws are seeded by the run's seed and its first env."""
+    starts = None if cfg.state is None else [cfg.state]
+    threads = cfg.threads if getattr(cfg, "threads", 0) > 0 else None
+    kind = "pyboy-mp" if backend in ("pyboy", "pyboy-mp") else "warp"
+    extra = {} if kind != "warp" else {"threads": threads}
+    b = make_task_backend(task, cfg.num_envs, kind=kind, device=cfg.device, rom=cfg.rom, **extra)
+    try:
+        session = TaskSession(task, b, starts=starts, seed=cfg.seed * 1_000_003 + env_offset)
+    except BaseException:
+        b.close()
+        raise
+    return (
+        HostTaskEnv(session, cfg.obs_format) if kind != "warp" else TaskEnv(session, cfg.obs_format)
     )
-    if backend in ("pyboy", "pyboy-mp"):
-        from gbxcule.backends.pyboy_mp import PyBoyVecMpBackend
-
-        if state is not None:
-            raise ValueError("the PyBoy-fed env supports the post-boot start only")
-        return HostTaskEnv(PyBoyVecMpBackend(rom, render=True, **common), spec, cfg.obs_format)
-    from gbxcule.backends.warp_vec import WarpVecCpuBackend, WarpVecCudaBackend
-
-    if cfg.device.startswith("cuda"):
-        dev = cfg.device if ":" in cfg.device else "cuda:0"
-        b = WarpVecCudaBackend(rom, device=dev, state_path=state, **common)
-    else:
-        threads = cfg.threads if cfg.threads > 0 else None
-        b = WarpVecCpuBackend(rom, threads=threads, state_path=state, **common)
-    return TaskEnv(b, spec, cfg.obs_format)

@@ -30,7 +30,6 @@ from typing import Any
 
 import torch
 
-from gbxcule.core.actions import get_codec
 from gbxcule.rl import distributed, schemas
 from gbxcule.rl.async_ppo import Engine
 from gbxcule.rl.experiment import Run, load_checkpoint
@@ -38,7 +37,7 @@ from gbxcule.rl.failfast import NonFiniteError, check_tensor, write_failure_bund
 from gbxcule.rl.models import ConvPolicy
 from gbxcule.rl.rollout import make_env
 from gbxcule.rl.schemas import TrainConfig
-from gbxcule.rl.tasks import get_task
+from gbxcule.tasks.load import check_overrides, load_run_task, load_task
 
 
 class TrainingFailed(RuntimeError):
@@ -156,11 +155,11 @@ def _open_run(ctx, cfg: TrainConfig, out, resume, infos) -> tuple[str, dict | No
         else:
             run.trim_metrics(0)
         return str(run.path), ckpt
-    spec = get_task(cfg.task)
-    rom = spec.rom_path(cfg.rom)
-    state = cfg.state if cfg.state is not None else spec.state
+    task = check_overrides(load_task(cfg.task), cfg.rom, cfg.state)
+    rom = task.rom_path(cfg.rom)
+    starts = [str(p) for p in task.start_paths(cfg.state)]
     extra = {"world_size": ctx.world_size, "dist_backend": ctx.backend, "ranks": infos}
-    return str(Run.create(out, cfg, rom, state, spec, meta_extra=extra).path), None
+    return str(Run.create(out, cfg, rom, starts, task, meta_extra=extra).path), None
 
 
 def _checkpoint(engine, run, ctx, cfg, env_steps, rank_states) -> None:
@@ -196,14 +195,13 @@ def _train(ctx, cfg, out, resume, minutes, on_update, argv) -> Run:
     infos = ctx.all_gather(distributed.rank_info(ctx, device, cfg.num_envs))
     path, ckpt = _on_main(ctx, lambda: _open_run(ctx, cfg, out, resume, infos))
     run = Run(path)
-    spec = get_task(cfg.task)
+    task = load_run_task(run.path)
     if cfg.torch_threads > 0:
         torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
-    env = make_env(spec, dataclasses.replace(cfg, device=str(device)), cfg.env_backend)
-    if hasattr(env, "env_offset"):
-        env.env_offset = ctx.env_lo  # rank r's envs are the global envs [r*N, (r+1)*N)
-    model = build_model(cfg, get_codec(spec.action_codec).num_actions).to(device)
+    env_cfg = dataclasses.replace(cfg, device=str(device))
+    env = make_env(task, env_cfg, cfg.env_backend, env_offset=ctx.env_lo)
+    model = build_model(cfg, task.codec.num_actions).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
     engine = Engine(cfg, env, model, optimizer, device, dist=ctx)
     env_steps, start_states = 0, None

@@ -1,0 +1,67 @@
+"""Tasks: a game, its starts and actions, what it reads from RAM, its reward and its ends.
+
+A task is a :class:`Task` in a Python file (``gbxcule train --task path/to/task.py``);
+see ``task.py`` for the fields, ``reads.py`` for RAM reads, ``terms.py`` for reward terms,
+``runtime.py`` for how it runs on a backend and ``load.py`` for where tasks come from.
+"""
+
+from gbxcule.tasks.load import BUILTIN, load_run_task, load_task, save_run_task
+from gbxcule.tasks.reads import (
+    BCD,
+    S8,
+    S16,
+    U8,
+    U16,
+    U24,
+    Bit,
+    BitCount,
+    Digits,
+    Lookup,
+    Read,
+    ReadError,
+    Unsigned,
+)
+from gbxcule.tasks.runtime import ReadValues, TaskRuntime
+from gbxcule.tasks.task import Task, TaskError
+from gbxcule.tasks.terms import (
+    Changed,
+    Decrease,
+    Delta,
+    Increase,
+    Progress,
+    StepCost,
+    Term,
+    TermError,
+)
+
+__all__ = [
+    "BCD",
+    "BUILTIN",
+    "S8",
+    "S16",
+    "U8",
+    "U16",
+    "U24",
+    "Bit",
+    "BitCount",
+    "Changed",
+    "Decrease",
+    "Delta",
+    "Digits",
+    "Increase",
+    "Lookup",
+    "Progress",
+    "Read",
+    "ReadError",
+    "ReadValues",
+    "StepCost",
+    "Task",
+    "TaskError",
+    "TaskRuntime",
+    "Term",
+    "TermError",
+    "Unsigned",
+    "load_run_task",
+    "load_task",
+    "save_run_task",
+]

@@ -1,0 +1,179 @@
+"""Where tasks come from, and how a run keeps its own.
+
+A task reference is one of:
+
+* a built-in name (``demo-coins``; :data:`BUILTIN`): a task file shipped in
+  ``gbxcule/tasks/builtin/``, loaded like any other;
+* a task file, ``path/to/task.py`` or ``path/to/task.py:NAME`` (the module-level
+  :class:`~gbxcule.tasks.task.Task` called ``NAME``; ``TASK`` by default);
+* an importable module, ``package.module:NAME`` (or ``package.module`` for ``TASK``).
+
+A run keeps a copy of its task's file as ``task.py`` and records the variable, the
+file's sha256 and the folder its relative paths start from (``task.json``);
+:func:`load_run_task` loads the task from there in a fresh shell, so ``eval``,
+``resume`` and ``l4`` never depend on a launcher that patched something. The copy is
+Python: loading a run's task runs it, as opening any script would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from gbxcule.tasks.task import Task, TaskError
+
+BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
+BUILTIN = {"demo-coins": "demo_coins.py"}
+DEFAULT_VARIABLE = "TASK"
+RUN_TASK_FILE = "task.py"
+RUN_TASK_RECORD = "task.json"
+
+
+@dataclass(frozen=True)
+class TaskSource:
+    """Where a loaded task came from."""
+
+    ref: str  # as the user gave it
+    path: Path  # the Python file that defines it
+    variable: str
+    sha256: str
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _split(ref: str) -> tuple[str, str]:
+    head, sep, tail = ref.rpartition(":")
+    if sep and tail.isidentifier() and not (len(head) == 1 and head.isalpha()):
+        return head, tail  # "x.py:NAME" / "pkg.mod:NAME" (not a Windows drive letter)
+    return ref, DEFAULT_VARIABLE
+
+
+def _exec_file(path: Path) -> Any:
+    digest = _sha256(path)[:12]
+    name = f"gbxcule_task_{path.stem}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise TaskError(f"cannot load {path} as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look the module up by name
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        if isinstance(exc, TaskError):
+            raise TaskError(f"task file {path}: {exc}") from exc
+        raise TaskError(f"task file {path} failed to load: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def _pick(module: Any, variable: str, where: str) -> Task:
+    task = getattr(module, variable, None)
+    if not isinstance(task, Task):
+        found = [k for k, v in vars(module).items() if isinstance(v, Task)]
+        hint = f"; Tasks there: {', '.join(found)}" if found else "; it defines no Task"
+        raise TaskError(f"{where} has no Task called {variable}{hint}")
+    return task
+
+
+def load_task(ref: str | Task, *, base_dir: str | Path | None = None) -> Task:
+    """The task ``ref`` names (module doc); a :class:`Task` passes through. Relative paths
+    in a task file start at its folder (or ``base_dir``)."""
+    if isinstance(ref, Task):
+        return ref
+    if not isinstance(ref, str) or not ref:
+        raise TaskError(f"a task is a name, a task file or a module, got {ref!r}")
+    target, variable = _split(ref)
+    if target in BUILTIN:
+        path = BUILTIN_DIR / BUILTIN[target]
+    elif target.endswith(".py") or Path(target).is_file():
+        path = Path(target).expanduser().resolve()
+        if not path.is_file():
+            raise TaskError(f"task file {target} does not exist")
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise TaskError(
+                f"unknown task {ref!r}: not a built-in ({', '.join(BUILTIN)}), not a task file "
+                f"(path/to/task.py[:NAME]) and not an importable module ({exc})"
+            ) from None
+        path = Path(module.__file__ or "").resolve()
+        return _with_source(_pick(module, variable, target), ref, path, variable, base_dir)
+    return _with_source(_pick(_exec_file(path), variable, str(path)), ref, path, variable, base_dir)
+
+
+def _with_source(task: Task, ref: str, path: Path, variable: str, base_dir: Any) -> Task:
+    source = TaskSource(ref, path, variable, _sha256(path) if path.is_file() else "")
+    base = Path(base_dir) if base_dir is not None else task.base_dir or path.parent
+    return replace(task, base_dir=base, source=source)
+
+
+def save_run_task(task: Task, run_dir: str | Path) -> dict[str, Any]:
+    """Copy the task's file into ``run_dir`` as ``task.py`` and write ``task.json``; the
+    record is returned (for meta.json). A task made in a launcher (no file) is refused:
+    a run must be able to load its task again."""
+    source = task.source
+    if source is None or not source.path.is_file():
+        raise TaskError(
+            f"task {task.name!r} was not loaded from a file, so a run could not load it again; "
+            "put it in a task file and pass --task path/to/task.py[:NAME]"
+        )
+    run_dir = Path(run_dir)
+    from gbxcule.files import write_atomic
+
+    write_atomic(run_dir / RUN_TASK_FILE, source.path.read_bytes())
+    record = {
+        "ref": source.ref,
+        "name": task.name,
+        "variable": source.variable,
+        "sha256": source.sha256,
+        "source_path": str(source.path),
+        "base_dir": str(task.base_dir) if task.base_dir is not None else None,
+    }
+    write_atomic(run_dir / RUN_TASK_RECORD, (json.dumps(record, indent=2) + "\n").encode())
+    return record
+
+
+def load_run_task(run_dir: str | Path) -> Task:
+    """The task a run was trained on, from its own copy (module doc)."""
+    run_dir = Path(run_dir)
+    record_path, copy = run_dir / RUN_TASK_RECORD, run_dir / RUN_TASK_FILE
+    if not record_path.is_file() and (run_dir / "config.json").is_file():
+        name = json.loads((run_dir / "config.json").read_text()).get("task")
+        if name in BUILTIN:  # a run from before runs kept their task: a built-in's name
+            return load_task(name)
+    if not record_path.is_file() or not copy.is_file():
+        raise TaskError(f"{run_dir} keeps no task ({RUN_TASK_FILE} and {RUN_TASK_RECORD})")
+    record = json.loads(record_path.read_text())
+    if _sha256(copy) != record["sha256"]:
+        raise TaskError(
+            f"{copy} changed since the run started (sha256 differs from {RUN_TASK_RECORD}); "
+            "restore it, or start a new run with the edited task"
+        )
+    task = load_task(f"{copy}:{record['variable']}", base_dir=record["base_dir"])
+    if task.name != record["name"]:
+        raise TaskError(f"{copy} defines task {task.name!r}, the run trained {record['name']!r}")
+    return task
+
+
+def check_overrides(task: Task, rom: str | Path | None, state: str | Path | None) -> Task:
+    """Refuse a ROM that is not the built-in task's own: its reward reads that game's RAM,
+    so on another game it would train on nothing, silently."""
+    if rom is None or task.source is None or task.source.ref not in BUILTIN:
+        return task
+    if Path(rom).resolve() == task.rom_path().resolve():
+        return task
+    raise TaskError(
+        f"--rom {rom}: the task {task.name!r} reads its reward from its own game's RAM, so "
+        "on another ROM it would reward nothing. Write a task for your game (a Task in a "
+        "Python file: the ROM, start states, RAM reads and reward terms; see the guide "
+        "docs/own-game.md) and pass --task path/to/task.py"
+    )

@@ -1,0 +1,184 @@
+"""A task's reads bound to a backend: every byte they need, fetched together each step.
+
+:class:`DeviceMemory` (Warp backends) gathers the bytes of all the task's reads from the
+zero-copy RAM row (``backends/ram_views.py``) in one indexing op on the backend's device:
+no host copy, no sync. Cartridge RAM of the bank the game has mapped is gathered per env
+from the mapper's registers (0xFF while cart RAM is disabled, as the CPU would read it).
+:class:`HostMemory` (PyBoy backends) reads the same bytes through ``read_memory`` per env
+and gives CPU tensors; both return ``{read: int64 [N, size]}`` for ``Read.value``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+
+from gbxcule.core import memory_layout as ml
+from gbxcule.tasks.reads import Read, ReadError
+
+CART_RAM_SPAN = (0xA000, 0xC000)
+DEVICE_SPANS = (  # CPU address span -> offset of its first byte in the RAM row
+    (0x8000, 0xA000, ml.VRAM_OFF, "VRAM"),
+    (0xC000, 0xE000, ml.WRAM_OFF, "WRAM"),
+    (0xE000, 0xFE00, ml.WRAM_OFF, "echo RAM"),
+    (0xFE00, 0xFEA0, ml.OAM_OFF, "OAM"),
+    (0xFF80, 0xFFFF, ml.HRAM_OFF, "HRAM"),
+)
+
+
+def source_reads(reads: Iterable[Read]) -> list[Read]:
+    """The distinct reads whose bytes are fetched (a Lookup's source, not the Lookup)."""
+    out: dict[Read, None] = {}
+    for read in reads:
+        for src in read.sources():
+            out[src] = None
+    return list(out)
+
+
+def resolve(backend: Any, read: Read) -> tuple[int, int | None]:
+    """``(address, bank)`` of a read on ``backend``: symbols looked up (a cart-RAM symbol
+    reads its own bank unless the read names one), the span checked."""
+    bank = read.bank
+    if isinstance(read.where, str):
+        symbols = getattr(backend, "symbols", None)
+        if symbols is None:
+            raise ReadError(
+                f"{type(backend).__name__} has no .sym symbols; give {read.where!r} as an address"
+            )
+        sym = symbols[read.where]
+        addr = sym.address
+        if bank is None and CART_RAM_SPAN[0] <= addr < CART_RAM_SPAN[1]:
+            bank = sym.bank
+    else:
+        addr = read.where
+    end = addr + read.size
+    if end > 0x10000:
+        raise ReadError(f"{read.size} bytes at {addr:#06x} run past 0xFFFF")
+    if CART_RAM_SPAN[0] <= addr and end <= CART_RAM_SPAN[1]:
+        return addr, bank
+    if bank is not None:
+        raise ReadError(f"bank={bank} applies to cartridge RAM (0xA000-0xBFFF), not {addr:#06x}")
+    if any(lo <= addr and end <= hi for lo, hi, _, _ in DEVICE_SPANS):
+        return addr, None
+    raise ReadError(_where_refused(addr, read.size))
+
+
+def _where_refused(addr: int, size: int) -> str:
+    what = f"{size} byte(s) at {addr:#06x}"
+    if addr < 0x8000:
+        return f"{what}: ROM does not change; a task reads RAM (VRAM, WRAM, OAM, HRAM, cart RAM)"
+    if 0xFF00 <= addr < 0xFF80 or addr == 0xFFFF:
+        return (
+            f"{what}: IO registers are computed when the CPU reads them and are not task "
+            "reads; read the RAM copy the game keeps"
+        )
+    return f"{what} do not lie in one region (VRAM, WRAM, echo, OAM, HRAM or cart RAM)"
+
+
+class DeviceMemory:
+    """The reads' bytes from a Warp backend's RAM row, gathered on its device."""
+
+    def __init__(self, backend: Any, reads: Iterable[Read]) -> None:
+        self.sources = source_reads(reads)
+        self.mem = backend.mem_torch()  # [N, row_bytes] uint8, zero-copy
+        self.device = self.mem.device
+        cart_bytes = int(backend.cart.cart_ram_bytes)
+        mbc2 = bool(getattr(backend.cart, "mbc_kind", None) == _mbc2_kind())
+        fixed: list[int] = []  # row offset per byte (mapped-bank bytes: their offset in a bank)
+        mapped: list[bool] = []
+        self.spans: list[tuple[Read, int, int]] = []
+        for read in self.sources:
+            addr, bank = resolve(backend, read)
+            start = len(fixed)
+            for k in range(read.size):
+                a = addr + k
+                if CART_RAM_SPAN[0] <= a < CART_RAM_SPAN[1]:
+                    if not cart_bytes:
+                        raise ReadError(f"{a:#06x}: this cartridge has no RAM")
+                    rel = (a - 0xA000) % 512 if mbc2 else a - 0xA000  # MBC2: 512 cells
+                    if bank is None:
+                        fixed.append(rel)
+                        mapped.append(True)
+                        continue
+                    off = rel if mbc2 else bank * 0x2000 + rel
+                    if off >= cart_bytes:
+                        raise ReadError(
+                            f"cart RAM bank {bank} at {a:#06x}: this cartridge has "
+                            f"{cart_bytes // 0x2000} bank(s) of RAM"
+                        )
+                    fixed.append(ml.CART_RAM_OFF + off)
+                else:
+                    lo, off = next((lo, off) for lo, hi, off, _ in DEVICE_SPANS if lo <= a < hi)
+                    fixed.append(off + a - lo)
+                mapped.append(False)
+            self.spans.append((read, start, len(fixed)))
+        self.index = torch.tensor(fixed, dtype=torch.int64, device=self.device)
+        self.mapped = torch.tensor(mapped, dtype=torch.bool, device=self.device)
+        self.any_mapped = any(mapped)
+        if self.any_mapped:
+            self._mapper_views(backend, 1 if mbc2 else cart_bytes // 0x2000)
+
+    def _mapper_views(self, backend: Any, banks: int) -> None:
+        import warp as wp
+
+        from gbxcule.backends.warp_base import field_view
+
+        self.ram_bank = wp.to_torch(field_view(backend.machine, "ram_bank"))
+        self.ram_enabled = wp.to_torch(field_view(backend.machine, "ram_enabled"))
+        self.banks = max(1, banks)
+
+    def gather(self) -> dict[Read, torch.Tensor]:
+        """``{read: int64 [N, size]}``, computed on the device."""
+        n = self.mem.shape[0]
+        if self.any_mapped:
+            bank_base = ml.CART_RAM_OFF + (self.ram_bank.to(torch.int64) % self.banks) * 0x2000
+            idx = torch.where(self.mapped, self.index + bank_base[:, None], self.index)
+            raw = self.mem.gather(1, idx).to(torch.int64)
+            off = (self.ram_enabled == 0)[:, None] & self.mapped
+            raw = raw.masked_fill(off, 0xFF)
+        else:
+            raw = self.mem[:, self.index].to(torch.int64) if n else self.mem[:, :0].long()
+        return {read: raw[:, lo:hi] for read, lo, hi in self.spans}
+
+
+def _mbc2_kind() -> Any:
+    from gbxcule.backends.warp_base import MBC_KIND
+
+    return MBC_KIND["mbc2"]
+
+
+class HostMemory:
+    """The reads' bytes through ``read_memory`` (PyBoy backends): CPU tensors."""
+
+    def __init__(self, backend: Any, reads: Iterable[Read]) -> None:
+        self.backend = backend
+        self.sources = source_reads(reads)
+        self.device = torch.device("cpu")
+        self.addrs: list[tuple[Read, int]] = []
+        for read in self.sources:
+            addr, bank = resolve(backend, read)
+            if bank is not None:
+                raise ReadError(
+                    f"{read}: a named cart-RAM bank is read on Warp backends only; on "
+                    f"{type(backend).__name__} read the bank the game maps (bank=None)"
+                )
+            self.addrs.append((read, addr))
+
+    def gather(self) -> dict[Read, torch.Tensor]:
+        n = self.backend.num_envs
+        out = {}
+        for read, addr in self.addrs:
+            rows = [self.backend.read_memory(e, addr, addr + read.size) for e in range(n)]
+            out[read] = torch.tensor([list(r) for r in rows], dtype=torch.int64).reshape(
+                n, read.size
+            )
+        return out
+
+
+def bind_memory(backend: Any, reads: Iterable[Read]) -> DeviceMemory | HostMemory:
+    """Device gathers where the backend has RAM views, host reads otherwise."""
+    if hasattr(backend, "mem_torch"):
+        return DeviceMemory(backend, reads)
+    return HostMemory(backend, reads)

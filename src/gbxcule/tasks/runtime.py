@@ -1,0 +1,240 @@
+"""A task running on a backend: per-env buffers on the device, a step's reward and ends.
+
+:class:`TaskRuntime` binds a :class:`~gbxcule.tasks.task.Task`'s reads to the backend
+(one gather a step, ``memory.py``), and keeps every per-env buffer the task needs in one
+registry (``buffers``): each read's value at the last step and at the episode's start,
+each term's own buffers, the step count, the episode return and its per-term parts, the
+no-op steps left and the last action. Starting an episode, a swarm copy
+(:meth:`copy_envs`) and a checkpoint (:meth:`state_dict`) all go through that registry,
+so a buffer added to a task is never missed by one of them. Nothing here copies to the
+host: rewards, ends and statistics stay on the backend's device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import torch
+
+from gbxcule.tasks.memory import bind_memory
+from gbxcule.tasks.task import Task, TaskError
+from gbxcule.tasks.terms import StepCost
+
+
+class ReadValues(Mapping):
+    """What a predicate sees: ``r[name]`` (this step), ``r.prev[name]`` (the step before),
+    ``r.start[name]`` (the episode's first value), ``r.steps`` (steps taken), all ``[N]``."""
+
+    def __init__(
+        self,
+        now: dict[str, torch.Tensor],
+        prev: dict[str, torch.Tensor],
+        start: dict[str, torch.Tensor],
+        steps: torch.Tensor,
+    ) -> None:
+        self.now, self.prev, self.start, self.steps = now, prev, start, steps
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        try:
+            return self.now[name]
+        except KeyError:
+            raise KeyError(f"no read {name!r}; reads: {', '.join(self.now)}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.now)
+
+    def __len__(self) -> int:
+        return len(self.now)
+
+
+def step_cost_reward(term: StepCost) -> float:
+    value = float(term.weight)
+    return value if term.clip is None else min(max(value, term.clip[0]), term.clip[1])
+
+
+class TaskRuntime:
+    """Per-env task state on ``device`` and the step's ``reward, terminated, truncated``."""
+
+    def __init__(self, task: Task, backend: Any, device: Any, *, seed: int = 0) -> None:
+        self.task = task
+        self.device = torch.device(device)
+        self.num_envs = n = backend.num_envs
+        self.memory = bind_memory(backend, task.reads.values())
+        self.terms = task.terms
+        self.term_names = list(self.terms)
+        self.noop = task.codec.masks.index(0) if 0 in task.codec.masks else None
+        d = self.device
+        zeros = lambda dtype: torch.zeros(n, dtype=dtype, device=d)  # noqa: E731
+        self.buffers: dict[str, torch.Tensor] = {}
+        for name in task.reads:
+            self.buffers[f"read.{name}.prev"] = zeros(torch.int64)
+            self.buffers[f"read.{name}.start"] = zeros(torch.int64)
+        for tname, term in self.terms.items():
+            for b in term.buffers:
+                self.buffers[f"term.{tname}.{b}"] = zeros(torch.int64)
+        self.buffers["steps"] = zeros(torch.int32)
+        self.buffers["ep_return"] = zeros(torch.float32)
+        self.buffers["ep_terms"] = torch.zeros((n, len(self.terms)), dtype=torch.float32, device=d)
+        self.buffers["noop_left"] = zeros(torch.int32)
+        self.buffers["last_action"] = zeros(torch.int64)
+        # Finished-episode sums since the last take_stats(): count, return, length, terms.
+        self.finished = torch.zeros(3 + len(self.terms), dtype=torch.float64, device=d)
+        self.last_terms = torch.zeros((n, len(self.terms)), dtype=torch.float32, device=d)
+        self.gen = torch.Generator(device=d).manual_seed(int(seed))
+
+    # ---- reads -------------------------------------------------------------------------
+
+    def read_all(self) -> dict[str, torch.Tensor]:
+        """Every read's value now, int64 ``[N]`` on the runtime's device."""
+        raws = self.memory.gather()
+        if self.memory.device != self.device:
+            raws = {k: v.to(self.device, non_blocking=True) for k, v in raws.items()}
+        return {name: read.value(raws) for name, read in self.task.reads.items()}
+
+    def _values(self, which: str) -> dict[str, torch.Tensor]:
+        return {name: self.buffers[f"read.{name}.{which}"] for name in self.task.reads}
+
+    # ---- episodes ----------------------------------------------------------------------
+
+    @property
+    def steps(self) -> torch.Tensor:
+        return self.buffers["steps"]
+
+    @property
+    def ep_return(self) -> torch.Tensor:
+        return self.buffers["ep_return"]
+
+    def begin(self, mask: torch.Tensor | None = None) -> None:
+        """The envs in ``mask`` (all when None) start an episode from what RAM holds now."""
+        now = self.read_all()
+        m = (
+            torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+            if mask is None
+            else mask
+        )
+        for name, value in now.items():
+            for which in ("prev", "start"):
+                buf = self.buffers[f"read.{name}.{which}"]
+                buf.copy_(torch.where(m, value, buf))
+        for tname, term in self.terms.items():
+            for b in term.buffers:
+                buf = self.buffers[f"term.{tname}.{b}"]
+                buf.copy_(torch.where(m, now[term.read], buf))  # type: ignore[index]
+        self.buffers["steps"].masked_fill_(m, 0)
+        self.buffers["ep_return"].masked_fill_(m, 0.0)
+        self.buffers["ep_terms"].masked_fill_(m[:, None], 0.0)
+        if self.task.noop_max:
+            draw = torch.randint(
+                0, self.task.noop_max + 1, (self.num_envs,), generator=self.gen, device=self.device
+            ).to(torch.int32)
+            left = self.buffers["noop_left"]
+            left.copy_(torch.where(m, draw, left))
+        if self.noop is not None:
+            self.buffers["last_action"].masked_fill_(m, self.noop)
+
+    def after_reset(self, done: torch.Tensor) -> None:
+        """The envs in ``done`` were restored to a start state: new episodes."""
+        self.begin(done)
+
+    def actions(self, actions: torch.Tensor) -> torch.Tensor:
+        """The actions the envs run: the no-op during an episode's no-op prefix, and with
+        probability ``sticky_actions`` the previous step's action (int64 ``[N]``)."""
+        t = self.task
+        if not t.noop_max and not t.sticky_actions:
+            return actions
+        out = actions.to(self.device, torch.int64)
+        last = self.buffers["last_action"]
+        if t.sticky_actions:
+            shape, d = (self.num_envs,), self.device
+            stick = torch.rand(shape, generator=self.gen, device=d) < t.sticky_actions
+            out = torch.where(stick, last, out)
+        if t.noop_max:
+            left = self.buffers["noop_left"]
+            out = torch.where(left > 0, torch.full_like(out, self.noop), out)  # type: ignore[arg-type]
+            left.sub_((left > 0).to(torch.int32))
+        last.copy_(out)
+        return out
+
+    def after_step(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``reward`` float32, ``terminated`` and ``truncated`` bool, all [N], no host sync.
+        ``last_terms`` holds each term's part of the reward ``[N, terms]``."""
+        now = self.read_all()
+        for k, (tname, term) in enumerate(self.terms.items()):
+            if isinstance(term, StepCost):
+                self.last_terms[:, k] = step_cost_reward(term)
+                continue
+            bufs = {b: self.buffers[f"term.{tname}.{b}"] for b in term.buffers}
+            self.last_terms[:, k] = term.reward(now[term.read], bufs)  # type: ignore[index]
+        reward = self.last_terms.sum(dim=1)
+        steps = self.buffers["steps"]
+        steps += 1
+        values = ReadValues(now, self._values("prev"), self._values("start"), steps)
+        terminated = self._predicate("terminated", values)
+        truncated = steps >= self.task.max_steps
+        if self.task.truncated is not None:
+            truncated = truncated | self._predicate("truncated", values)
+        truncated = truncated & ~terminated
+        for name, value in now.items():
+            self.buffers[f"read.{name}.prev"].copy_(value)
+        self.buffers["ep_return"] += reward
+        self.buffers["ep_terms"] += self.last_terms
+        done = (terminated | truncated).to(torch.float64)
+        self.finished[0] += done.sum()
+        self.finished[1] += (self.buffers["ep_return"].to(torch.float64) * done).sum()
+        self.finished[2] += (steps.to(torch.float64) * done).sum()
+        self.finished[3:] += (self.buffers["ep_terms"].to(torch.float64) * done[:, None]).sum(0)
+        return reward, terminated, truncated
+
+    def _predicate(self, which: str, values: ReadValues) -> torch.Tensor:
+        fn = getattr(self.task, which)
+        if fn is None:
+            return torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        out = fn(values)
+        if not isinstance(out, torch.Tensor) or tuple(out.shape) != (self.num_envs,):
+            got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+            raise TaskError(
+                f"task {self.task.name!r}: {which} must return a tensor [N={self.num_envs}] "
+                f"computed from the reads (e.g. r['over'] != 0), got {got}"
+            )
+        return out.to(torch.bool)
+
+    # ---- statistics, swarms, checkpoints -------------------------------------------------
+
+    def take_stats(self) -> torch.Tensor:
+        """float64 ``[3 + terms]`` since the last call (a device copy): finished episodes,
+        their return sum, length sum, then each term's sum over them."""
+        out = self.finished.clone()
+        self.finished.zero_()
+        return out
+
+    def copy_envs(self, src: torch.Tensor, mask: torch.Tensor) -> None:
+        """Env ``i`` in ``mask`` takes env ``src[i]``'s buffers (a swarm reset)."""
+        for buf in self.buffers.values():
+            picked = buf[src]
+            m = mask if buf.dim() == 1 else mask[:, None]
+            buf.copy_(torch.where(m, picked, buf))
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "buffers": {k: v.detach().cpu().clone() for k, v in self.buffers.items()},
+            "generator": self.gen.get_state(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        saved = state["buffers"]
+        missing = sorted(set(self.buffers) - set(saved))
+        extra = sorted(set(saved) - set(self.buffers))
+        if missing or extra:
+            raise TaskError(
+                f"task state does not match task {self.task.name!r}: missing {missing}, "
+                f"unknown {extra}"
+            )
+        for k, v in saved.items():
+            if tuple(v.shape) != tuple(self.buffers[k].shape):
+                raise TaskError(
+                    f"task buffer {k}: saved shape {tuple(v.shape)}, this run "
+                    f"{tuple(self.buffers[k].shape)}"
+                )
+            self.buffers[k].copy_(v.to(self.device))
+        self.gen.set_state(state["generator"])

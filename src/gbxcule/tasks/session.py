@@ -1,0 +1,183 @@
+"""A task on a backend, built and driven in one place.
+
+:class:`TaskSession` is what the trainer (``rl/rollout.py``), evaluation, L4 and the
+Gymnasium / SB3 / PufferLib envs share: it builds the backend a task asks for (or takes
+one), loads the task's start pool, draws each episode's start from a generator seeded
+by the run, applies the task's action rules (no-op prefix, sticky actions), and resets,
+copies (swarm) and checkpoints envs together with the task's per-env buffers
+(:class:`~gbxcule.tasks.runtime.TaskRuntime`). Callers render observations themselves.
+
+Warp backends keep the start pool in their start-state slots: a reset restores each env
+from its drawn slot on the device (no host copy). Host backends (PyBoy) load the drawn
+``.state`` per env; with no start files they reset all envs together and a finished
+episode's env runs on (its counters restart), as PyBoy keeps no start-state cache.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from gbxcule.tasks.runtime import TaskRuntime
+from gbxcule.tasks.task import Task, TaskError
+
+BACKEND_KINDS = ("warp", "pyboy", "pyboy-mp")
+
+
+def backend_options(task: Task, num_envs: int) -> dict[str, Any]:
+    """The step settings every backend of ``task`` is built with."""
+    return dict(
+        num_envs=num_envs,
+        frames_per_step=task.frames_per_step,
+        release_after_frames=task.release_after_frames,
+        action_codec=task.action_codec,
+    )
+
+
+def make_task_backend(
+    task: Task,
+    num_envs: int,
+    *,
+    kind: str = "warp",
+    device: str = "cpu",
+    rom: str | Path | None = None,
+    threads: int | None = None,
+    **kwargs: Any,
+) -> Any:
+    """The backend for ``task``: ``kind`` warp (CPU or CUDA by ``device``), pyboy (one
+    process) or pyboy-mp (worker processes). Start states are loaded by the session."""
+    rom_path = task.rom_path(rom)
+    common = {**backend_options(task, num_envs), **kwargs}
+    if kind == "pyboy":
+        from gbxcule.backends.pyboy_backend import PyBoySingleBackend
+
+        return PyBoySingleBackend(rom_path, **{"render": True, **common})
+    if kind == "pyboy-mp":
+        from gbxcule.backends.pyboy_mp import PyBoyVecMpBackend
+
+        return PyBoyVecMpBackend(rom_path, **{"render": True, **common})
+    if kind != "warp":
+        raise TaskError(f"backend kind must be one of {BACKEND_KINDS}, got {kind!r}")
+    from gbxcule.backends.warp_vec import WarpVecCpuBackend, WarpVecCudaBackend
+
+    if str(device).startswith("cuda"):
+        dev = device if ":" in str(device) else "cuda:0"
+        return WarpVecCudaBackend(rom_path, device=dev, **common)
+    if device != "cpu":
+        raise TaskError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+    return WarpVecCpuBackend(rom_path, threads=threads, **common)
+
+
+class TaskSession:
+    """``task`` on ``backend`` with its start pool (``starts`` overrides the task's)."""
+
+    def __init__(
+        self,
+        task: Task,
+        backend: Any,
+        *,
+        starts: list[str | Path] | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.task = task
+        self.backend = backend
+        self.num_envs = n = backend.num_envs
+        self.on_device = hasattr(backend, "reset_envs")
+        self.device = torch.device(backend.pixels.torch_device if self.on_device else "cpu")
+        self.start_files = [Path(p) for p in (task.start_paths() if starts is None else starts)]
+        for p in self.start_files:
+            if not p.is_file():
+                raise TaskError(f"task {task.name!r}: start state {p} does not exist")
+        self._start_bytes = [p.read_bytes() for p in self.start_files]
+        self.runtime = TaskRuntime(task, backend, self.device, seed=seed)
+        self.slots = torch.zeros(n, dtype=torch.int32, device=self.device)
+        self._all = torch.ones(n, dtype=torch.bool, device=self.device)
+
+    @property
+    def num_starts(self) -> int:
+        if self.on_device:
+            return int(self.backend.num_start_states)
+        return max(1, len(self._start_bytes))
+
+    def start(self, start_states: list | None = None) -> None:
+        """Every env to a start drawn from the pool, new episodes. ``start_states``
+        (Warp: captured states, e.g. a checkpoint's) replace the pool."""
+        b = self.backend
+        b.reset()
+        if self.on_device:
+            b.clear_start_states()
+            sources = start_states if start_states else self._start_bytes
+            for source in sources:
+                b.add_start_state(source)
+            if not sources:
+                b.capture_start_state(0)  # power-on, then the boot ROM
+            self.slots.copy_(self._draw(self._all))
+            b.reset_envs(self._all, slots=self.slots)
+        elif self._start_bytes:
+            self.slots.copy_(self._draw(self._all))
+            self._load_host(self._all)
+        self.runtime.begin()
+
+    def _draw(self, mask: torch.Tensor) -> torch.Tensor:
+        count = self.num_starts
+        if count == 1:
+            return torch.zeros_like(self.slots)
+        gen = self.runtime.gen
+        drawn = torch.randint(0, count, (self.num_envs,), generator=gen, device=self.device)
+        return torch.where(mask, drawn.to(torch.int32), self.slots)
+
+    def _load_host(self, mask: torch.Tensor) -> None:
+        envs = np.flatnonzero(mask.cpu().numpy())
+        slots = self.slots.cpu().numpy()
+        for slot in np.unique(slots[envs]):
+            picked = [int(e) for e in envs if slots[e] == slot]
+            self.backend.load_state(self._start_bytes[int(slot)], envs=picked)
+
+    def act(self, actions: Any) -> None:
+        """One step of every env with the task's action rules applied."""
+        if self.task.noop_max or self.task.sticky_actions:
+            actions = self.runtime.actions(torch.as_tensor(actions, device=self.device))
+        if not self.on_device and torch.is_tensor(actions):
+            actions = actions.cpu().numpy()
+        self.backend.step(actions)
+
+    def step(self, actions: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``act`` then the task's ``reward, terminated, truncated`` (all [N])."""
+        self.act(actions)
+        return self.runtime.after_step()
+
+    def reset_envs(self, mask: torch.Tensor) -> None:
+        """The envs in ``mask`` start new episodes from freshly drawn starts."""
+        if self.on_device:
+            self.slots.copy_(self._draw(mask))
+            self.backend.reset_envs(mask, slots=self.slots)
+        elif self._start_bytes:
+            self.slots.copy_(self._draw(mask))
+            if bool(mask.any()):
+                self._load_host(mask)
+        self.runtime.after_reset(mask)
+
+    def copy_envs(self, src: torch.Tensor, mask: torch.Tensor) -> None:
+        """Envs in ``mask`` become copies of env ``src[e]``: machine and task buffers."""
+        self.backend.copy_envs(src, mask)
+        self.runtime.copy_envs(src, mask)
+        self.slots.copy_(torch.where(mask, self.slots[src], self.slots))
+
+    def start_states(self) -> list:
+        """The pool as the backend holds it (Warp; saved in checkpoints)."""
+        if not self.on_device:
+            return []
+        return [self.backend.start_state(s) for s in range(self.backend.num_start_states)]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"runtime": self.runtime.state_dict(), "slots": self.slots.cpu().clone()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.runtime.load_state_dict(state["runtime"])
+        self.slots.copy_(state["slots"].to(self.device))
+
+    def close(self) -> None:
+        self.backend.close()

@@ -1,0 +1,151 @@
+"""A task: the game, where its episodes start, what the agent may press, what it reads
+from RAM, how that becomes a reward, and when an episode ends.
+
+    from gbxcule.tasks import BCD, Progress, StepCost, Task, U8
+
+    TASK = Task(
+        name="puzzle-score",
+        rom="puzzle.gb",                      # relative to this file
+        starts=["level1.state", "level2.state"],
+        actions=["left", "right", "down", "a", "b", "noop"],
+        reads={"score": BCD(0xC0A0, 3), "over": U8(0xC0B0), "lives": U8(0xC0B1)},
+        reward={"score": Progress("score", weight=0.01), "time": StepCost(-0.001)},
+        terminated=lambda r: r["over"] != 0,   # or: r["lives"] < r.prev["lives"]
+        max_steps=2000,
+    )
+
+``terminated`` and ``truncated`` are predicates over the reads of this step
+(:class:`gbxcule.tasks.runtime.ReadValues`: ``r[name]``, ``r.prev[name]``,
+``r.start[name]``, ``r.steps``), returning a bool tensor ``[N]`` on the backend's device;
+``max_steps`` truncates as well. Paths are relative to the task file's folder.
+
+Episode starts: ``starts`` is a pool of PyBoy ``.state`` files (none: power-on, then the
+boot ROM, as ``boot`` says); each episode draws one from a generator seeded by the run.
+``noop_max`` holds the buttons released for a random 0..noop_max steps at an episode's
+start, and ``sticky_actions`` repeats the previous step's action with that probability
+(the ALE's 0.25 convention): a policy cannot replay one memorised route.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gbxcule.core.actions import ActionCodec, codec_from_buttons, get_codec
+from gbxcule.tasks.reads import Read
+from gbxcule.tasks.terms import Term, as_term
+
+
+class TaskError(ValueError):
+    """A task that cannot run as written; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    reads: Mapping[str, Read]
+    reward: Mapping[str, Any]  # name -> Term, or a read's name (Progress of it)
+    rom: str | Path | None = None
+    starts: Sequence[str | Path] = ()
+    actions: str | Sequence[str] = "pokemonred_puffer_v1"  # a codec name or button combos
+    terminated: Callable[[Any], Any] | None = None
+    truncated: Callable[[Any], Any] | None = None
+    max_steps: int = 1000
+    frames_per_step: int = 24
+    release_after_frames: int = 8
+    sticky_actions: float = 0.0
+    noop_max: int = 0
+    description: str = ""
+    base_dir: Path | None = field(default=None, compare=False)  # where relative paths start
+    source: Any = field(default=None, compare=False, repr=False)  # load.TaskSource
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise TaskError(f"a task needs a name, got {self.name!r}")
+        reads = dict(self.reads)
+        for key, read in reads.items():
+            if not isinstance(read, Read):
+                raise TaskError(f"read {key!r} must be a Read (U8, U16, BCD, ...), got {read!r}")
+        object.__setattr__(self, "reads", reads)
+        terms = {k: as_term(k, t) for k, t in dict(self.reward).items()}
+        if not terms:
+            raise TaskError(f"task {self.name!r} has no reward terms")
+        for key, term in terms.items():
+            if term.needs_read and term.read not in reads:
+                raise TaskError(
+                    f"reward term {key!r} watches read {term.read!r}, which the task does not "
+                    f"define; reads: {', '.join(reads) or 'none'}"
+                )
+        object.__setattr__(self, "reward", terms)
+        object.__setattr__(self, "starts", tuple(self.starts))
+        for name in ("max_steps", "frames_per_step"):
+            _positive_int(name, getattr(self, name))
+        release = self.release_after_frames
+        if (
+            isinstance(release, bool)
+            or not isinstance(release, int)
+            or not (1 <= release <= self.frames_per_step)
+        ):
+            raise TaskError(
+                f"release_after_frames must be an int in 1..frames_per_step "
+                f"({self.frames_per_step}), got {release!r}"
+            )
+        if not 0.0 <= float(self.sticky_actions) < 1.0:
+            raise TaskError(f"sticky_actions must be in [0, 1), got {self.sticky_actions}")
+        if (
+            isinstance(self.noop_max, bool)
+            or not isinstance(self.noop_max, int)
+            or self.noop_max < 0
+        ):
+            raise TaskError(f"noop_max must be an int >= 0, got {self.noop_max!r}")
+        if self.noop_max and 0 not in self.codec.masks:
+            raise TaskError("noop_max needs an action that presses nothing: add 'noop' to actions")
+        for key in ("terminated", "truncated"):
+            fn = getattr(self, key)
+            if fn is not None and not callable(fn):
+                raise TaskError(f"{key} must be a predicate over the reads, got {fn!r}")
+
+    @property
+    def terms(self) -> dict[str, Term]:
+        return dict(self.reward)  # type: ignore[arg-type]
+
+    @property
+    def codec(self) -> ActionCodec:
+        """The action list as a codec; button lists travel as their codec name."""
+        try:
+            if isinstance(self.actions, str):
+                return get_codec(self.actions)
+            return codec_from_buttons(self.actions)
+        except ValueError as exc:
+            raise TaskError(f"task {self.name!r} actions: {exc}") from None
+
+    @property
+    def action_codec(self) -> str:
+        return self.codec.name
+
+    def path(self, p: str | Path) -> Path:
+        p = Path(p)
+        return p if p.is_absolute() or self.base_dir is None else self.base_dir / p
+
+    def rom_path(self, override: str | Path | None = None) -> Path:
+        """The ROM: ``override``, else the task's own (the bundled demo when it names none)."""
+        if override is not None:
+            return Path(override)
+        if self.rom is not None:
+            return self.path(self.rom)
+        from gbxcule.demo.rom import demo_rom_path
+
+        return Path(demo_rom_path())
+
+    def start_paths(self, override: str | Path | None = None) -> list[Path]:
+        if override is not None:
+            return [Path(override)]
+        return [self.path(p) for p in self.starts]
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise TaskError(f"{name} must be an int >= 1, got {value!r}")
+    return value

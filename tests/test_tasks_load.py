@@ -1,0 +1,188 @@
+"""Tasks as a user writes them: a Python file (or a module) that ``train`` loads, that a
+run keeps and ``eval`` / ``resume`` load again in a fresh shell, starting from PyBoy
+savestates, on both backends; and the refusals a new user meets first."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gbxcule.backends.pyboy_backend import make_pyboy
+from gbxcule.cli import main
+from gbxcule.demo.rom import demo_rom_path
+from gbxcule.tasks import (
+    BUILTIN,
+    StepCost,
+    Task,
+    TaskError,
+    load_run_task,
+    load_task,
+    save_run_task,
+)
+from gbxcule.tasks.load import check_overrides
+
+pytestmark = pytest.mark.api
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = ["--envs", "4", "--steps", "8", "--minibatch", "16", "--epochs", "1", "--no-report"]
+TASK_FILE = """
+from dataclasses import replace
+
+from gbxcule.tasks import Progress, StepCost, Task, U8, U16
+
+# the demo game's RAM (gbxcule/demo/game.py): coins at 0xC102, the player's X at 0xC100
+TASK = Task(
+    name="coins-from-a-state",
+    rom="game.gb",
+    starts=["start.state"],
+    actions=["left", "right", "up", "down", "noop"],
+    reads={"coins": U16(0xC102), "x": U8(0xC100)},
+    reward={"coins": Progress("coins"), "time": StepCost(-0.01)},
+    max_steps=12,
+)
+SHORT = replace(TASK, name="short", max_steps=3)
+"""
+
+
+def pyboy_state(rom: Path, frames: int) -> bytes:
+    """A savestate made the way users make theirs: PyBoy 2.8.1, ticked, ``save_state``."""
+    pyboy = make_pyboy(rom.read_bytes())
+    try:
+        pyboy.tick(frames, False)
+        buf = io.BytesIO()
+        pyboy.save_state(buf)
+        return buf.getvalue()
+    finally:
+        pyboy.stop(save=False)
+
+
+@pytest.fixture(scope="module")
+def task_dir(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("mygame")
+    rom = Path(shutil.copyfile(demo_rom_path(), folder / "game.gb"))
+    (folder / "start.state").write_bytes(pyboy_state(rom, 90))
+    (folder / "task.py").write_text(TASK_FILE)
+    return folder
+
+
+def test_a_task_file_loads_with_paths_from_its_folder(task_dir):
+    task = load_task(str(task_dir / "task.py"))
+    assert task.name == "coins-from-a-state" and task.rom_path() == task_dir / "game.gb"
+    assert task.start_paths() == [task_dir / "start.state"]
+    assert task.codec.name == "buttons:left,right,up,down,noop"
+    assert load_task(f"{task_dir / 'task.py'}:SHORT").max_steps == 3
+    assert load_task("demo-coins").source.path.parent.name == "builtin"
+    assert set(BUILTIN) == {"demo-coins"}
+
+
+def test_a_module_task_loads_by_import_path(task_dir, monkeypatch):
+    pkg = task_dir / "mytasks"
+    pkg.mkdir(exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "coins.py").write_text(TASK_FILE.replace('"game.gb"', f'"{task_dir / "game.gb"}"'))
+    monkeypatch.syspath_prepend(str(task_dir))
+    assert load_task("mytasks.coins").name == "coins-from-a-state"
+    assert load_task("mytasks.coins:SHORT").name == "short"
+
+
+@pytest.mark.parametrize(
+    ("ref", "match"),
+    [
+        ("no-such-task", "not a built-in"),
+        ("missing/file.py", "does not exist"),
+        ("{dir}/task.py:NOPE", "no Task called NOPE; Tasks there: TASK, SHORT"),
+        ("{dir}/broken.py", "failed to load: NameError"),
+        ("{dir}/badread.py", "read 'x' must be a Read"),
+    ],
+)
+def test_bad_task_references_say_what_is_wrong(task_dir, ref, match):
+    (task_dir / "broken.py").write_text("TASK = undefined_name\n")
+    (task_dir / "badread.py").write_text(
+        "from gbxcule.tasks import Task\nTASK = Task(name='t', reads={'x': 5}, reward={'x': 'x'})\n"
+    )
+    with pytest.raises(TaskError, match=match):
+        load_task(ref.format(dir=task_dir))
+
+
+def test_a_run_keeps_its_task_and_refuses_an_edited_copy(task_dir, tmp_path):
+    task = load_task(str(task_dir / "task.py"))
+    record = save_run_task(task, tmp_path)
+    assert (tmp_path / "task.py").read_text() == TASK_FILE and record["variable"] == "TASK"
+    again = load_run_task(tmp_path)
+    assert again.name == task.name and again.rom_path() == task.rom_path()  # paths: its folder
+    (tmp_path / "task.py").write_text(TASK_FILE + "\n# edited\n")
+    with pytest.raises(TaskError, match="changed since the run started"):
+        load_run_task(tmp_path)
+    made_here = Task(name="inline", reads={}, reward={"c": StepCost(-1.0)})
+    with pytest.raises(TaskError, match="not loaded from a file"):
+        save_run_task(made_here, tmp_path)
+
+
+def test_the_demo_task_on_another_rom_is_refused_with_how_to_write_one(task_dir, tmp_path):
+    demo = load_task("demo-coins")
+    assert check_overrides(demo, demo_rom_path(), None) is demo
+    with pytest.raises(TaskError, match="Write a task for your game"):
+        check_overrides(demo, tmp_path / "other.gb", None)
+    other = tmp_path / "other.gb"
+    other.write_bytes(Path(demo_rom_path()).read_bytes())
+    code = main(["train", *SMALL, "--total-steps", "32", "--rom", str(other),
+                 "--out", str(tmp_path / "runs")])  # fmt: skip
+    assert code == 2 and not (tmp_path / "runs").exists()
+
+
+def test_train_a_savestate_task_then_eval_on_both_backends_in_fresh_shells(task_dir, tmp_path):
+    """The whole path a user takes: train on a task file that starts from a PyBoy state,
+    then (another process, another folder) eval on ours and on PyBoy, which agree."""
+    out = tmp_path / "runs"
+    argv = ["train", *SMALL, "--task", str(task_dir / "task.py"), "--total-steps", "64"]
+    assert main([*argv, "--out", str(out), "--seed", "3"]) == 0
+    (run,) = [p for p in out.iterdir() if p.is_dir()]
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["starts"][0]["path"] == str(task_dir / "start.state")
+    metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert {"reward/coins", "reward/time"} <= set(metrics[-1])
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+    results = {}
+    for backend in ("warp", "pyboy"):
+        cmd = [sys.executable, "-m", "gbxcule", "eval", str(run), "--episodes", "3",
+               "--backend", backend, "--seed", "1"]  # fmt: skip
+        done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+        results[backend] = done.stdout.split("mean return")[1].split(" over")[0]
+    assert results["warp"] == results["pyboy"], results
+    assert main(["train", "--resume", str(run), "--no-report"]) == 0  # resume loads it too
+
+
+def test_envs_take_a_task_file_and_start_from_its_states(task_dir):
+    from gbxcule.envs import make_vector_env
+
+    env = make_vector_env(None, 2, str(task_dir / "task.py"), threads=1)
+    try:
+        env.reset(seed=0)
+        assert env.backend.num_start_states == 1
+        _, reward, term, trunc, _ = env.step([4, 4])
+        assert reward.tolist() == pytest.approx([-0.01, -0.01]) and not (term | trunc).any()
+    finally:
+        env.close()
+
+
+def test_a_task_file_in_a_fresh_shell_needs_nothing_patched(task_dir, tmp_path):
+    script = textwrap.dedent(
+        f"""
+        from gbxcule.tasks import load_task
+        t = load_task({str(task_dir / "task.py")!r})
+        print(t.name, t.max_steps, sorted(t.terms))
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}"}
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.stdout.split() == ["coins-from-a-state", "12", "['coins',", "'time']"]
