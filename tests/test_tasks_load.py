@@ -138,7 +138,9 @@ def test_the_demo_task_on_another_rom_is_refused_with_how_to_write_one(task_dir,
     assert code == 2 and not (tmp_path / "runs").exists()
 
 
-def test_train_a_savestate_task_then_eval_on_both_backends_in_fresh_shells(task_dir, tmp_path):
+def test_train_a_savestate_task_then_eval_on_both_backends_in_fresh_shells(
+    task_dir, tmp_path, capsys
+):
     """The whole path a user takes: train on a task file that starts from a PyBoy state,
     then (another process, another folder) eval on ours and on PyBoy, which agree."""
     out = tmp_path / "runs"
@@ -159,6 +161,15 @@ def test_train_a_savestate_task_then_eval_on_both_backends_in_fresh_shells(task_
         results[backend] = done.stdout.split("mean return")[1].split(" over")[0]
     assert results["warp"] == results["pyboy"], results
     assert main(["train", "--resume", str(run), "--no-report"]) == 0  # resume loads it too
+    held_out = tmp_path / "later.state"  # a start the run never saw
+    held_out.write_bytes(pyboy_state(task_dir / "game.gb", 150))
+    capsys.readouterr()
+    argv = ["eval", str(run), "--episodes", "3", "--state", str(held_out), "--baseline"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "policy: mean return" in out and "random: mean return" in out and "95% CI" in out
+    assert main(["eval", str(run), "--episodes", "2", "--deterministic"]) == 0
+    assert "all 2 episodes are identical" in capsys.readouterr().out  # one start, argmax
 
 
 def test_envs_take_a_task_file_and_start_from_its_states(task_dir):

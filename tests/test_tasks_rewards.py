@@ -270,3 +270,56 @@ def test_task_dataclass_round_trips_through_replace():
     again = dataclasses.replace(task, max_steps=5)
     assert again.max_steps == 5 and again.terms == task.terms
     assert np.array_equal(again.codec.mask_table, task.codec.mask_table)
+
+
+def test_novelty_pays_each_new_key_once_an_episode_on_the_device(torn_rom):
+    """Novelty over (frames mod 8): 8 keys, each paid once an episode, the start's key
+    never; the visited set is one bitmap an env, cleared at an episode's start."""
+    from gbxcule.tasks import Novelty
+
+    task = _task(
+        reads={"count": U16(0xC000), "frames": U8(0xC002)},
+        reward={"explore": Novelty(keys=("frames",), bits=3)},
+        max_steps=40,
+    )
+    session = _session(torn_rom, task, n=2)
+    rt = session.runtime
+    try:
+        session.start()
+        assert rt.buffers["term.explore.visited"].shape == (2, 1)  # 2**3 entries: one byte
+        paid = []
+        for _ in range(40):
+            reward, term, trunc = session.step(torch.zeros(2, dtype=torch.int64))
+            paid.append(reward[0].item())
+        # keys hash into 8 entries: at most 7 new ones after the start's, then nothing
+        assert 1 <= sum(paid) <= 7 and sum(paid[20:]) == 0
+        assert rt.buffers["term.explore.count"][0].item() == sum(paid) + 1
+        session.reset_envs(torch.tensor([True, False]))
+        assert rt.buffers["term.explore.count"].tolist()[0] == 1
+        assert int(rt.buffers["term.explore.visited"][0].item()).bit_count() == 1
+    finally:
+        session.close()
+    with pytest.raises(TaskError, match="watches read 'map'"):
+        _task(reward={"explore": Novelty(keys=("map", "frames"))})
+    with pytest.raises(TermError, match="bits"):
+        Novelty(keys=("frames",), bits=40)
+
+
+def test_novelty_over_many_keys_counts_like_a_python_set():
+    """The device hash against a set: distinct (x, y) pairs on a 16-bit map, 64 envs."""
+    from gbxcule.tasks import Novelty
+
+    term = Novelty(keys=("x", "y"), bits=16)
+    rng = np.random.default_rng(0)
+    bufs = term.make_buffers(64, torch.device("cpu"))
+    walks = rng.integers(0, 40, size=(300, 64, 2))
+    seen = [set() for _ in range(64)]
+    got = torch.zeros(64)
+    for step in walks:
+        now = {"x": torch.from_numpy(step[:, 0]), "y": torch.from_numpy(step[:, 1])}
+        got += term.gain(term.observe(now), bufs)
+        for e in range(64):
+            seen[e].add(tuple(step[e]))
+    want = torch.tensor([len(s) for s in seen], dtype=torch.float32)
+    assert (want - got).abs().max() <= 2  # 1,600 keys in 65,536 entries: a rare collision
+    assert torch.equal(bufs["count"].float(), got)

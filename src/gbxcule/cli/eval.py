@@ -21,25 +21,49 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--gif", default=None, help="write env 0's episode as a GIF here")
+    p.add_argument(
+        "--state",
+        action="append",
+        default=None,
+        metavar="FILE",
+        help="a start state (repeat for a pool) instead of the task's: held-out starts",
+    )
+    p.add_argument(
+        "--baseline",
+        action="store_true",
+        help="also play a uniformly random policy on the same starts and seeds",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from gbxcule.rl.evaluate import evaluate
+    from gbxcule.rl.evaluate import evaluate_episodes
 
     torch.set_num_threads(1)  # see TrainConfig.torch_threads
 
-    returns = evaluate(
-        args.run_dir,
-        episodes=args.episodes,
-        backend=args.backend,
-        deterministic=args.deterministic,
-        seed=args.seed,
-        gif=args.gif,
-    )
-    sd = statistics.pstdev(returns) if len(returns) > 1 else 0.0
-    print(
-        f"mean return {statistics.fmean(returns):.3f} (sd {sd:.3f}) over {len(returns)} episodes on {args.backend}"
-    )
+    common = dict(episodes=args.episodes, backend=args.backend, seed=args.seed, starts=args.state)
+    rows = evaluate_episodes(args.run_dir, deterministic=args.deterministic, gif=args.gif, **common)
+    print(summary_line("policy", rows, args.backend))
+    if len({(r["return"], r["length"]) for r in rows}) == 1 and len(rows) > 1:
+        print(
+            f"warning: all {len(rows)} episodes are identical: a deterministic game from one "
+            "start gives one episode; add start states or sticky actions to the task"
+        )
+    if args.baseline:
+        print(summary_line("random", evaluate_episodes(args.run_dir, policy="random", **common),
+                           args.backend))  # fmt: skip
     return EXIT_OK
+
+
+def summary_line(who: str, rows: list[dict], backend: str) -> str:
+    from gbxcule.rl.l4 import mean_ci
+
+    returns = [r["return"] for r in rows]
+    mean, lo, hi = mean_ci(returns)
+    length = statistics.fmean(r["length"] for r in rows)
+    ci = "" if len(rows) < 2 else f" (95% CI {lo:.3f} to {hi:.3f})"
+    return (
+        f"{who}: mean return {mean:.3f}{ci} over {len(rows)} episodes on {backend}, "
+        f"mean length {length:.1f}"
+    )

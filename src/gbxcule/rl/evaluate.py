@@ -28,14 +28,17 @@ from gbxcule.tasks.load import load_run_task
 from gbxcule.tasks.session import TaskSession, make_task_backend
 
 
-def _session(task: Any, cfg: Any, episodes: int, backend: str, seed: int) -> TaskSession:
+def _session(
+    task: Any, cfg: Any, episodes: int, backend: str, seed: int, starts: list | None
+) -> TaskSession:
     """``episodes`` envs of the run's task on ``backend`` (warp: ours on the CPU; pyboy:
-    PyBoy 2.8.1 processes), starts drawn from the task's pool with ``seed``."""
+    PyBoy 2.8.1 processes), starts drawn from the task's pool (or ``starts``) with ``seed``."""
     kind = "pyboy-mp" if backend == "pyboy" else "warp"
     extra = {"render": True} if kind != "warp" else {"render_pixels": True}
     b = make_task_backend(task, episodes, kind=kind, rom=cfg.rom, **extra)
     try:
-        starts = None if cfg.state is None else [cfg.state]
+        if starts is None and cfg.state is not None:
+            starts = [cfg.state]
         return TaskSession(task, b, starts=starts, seed=seed)
     except BaseException:
         b.close()
@@ -52,6 +55,9 @@ def _frames(b: Any, backend: str, step: int) -> torch.Tensor:
     return b.pixels_torch()
 
 
+POLICIES = ("trained", "random")
+
+
 def evaluate(
     run_dir: str | Path,
     *,
@@ -60,27 +66,64 @@ def evaluate(
     deterministic: bool = False,
     seed: int = 0,
     gif: str | Path | None = None,
+    starts: list[str | Path] | None = None,
+    policy: str = "trained",
 ) -> list[float]:
-    """Returns of ``episodes`` fresh episodes (sampled actions unless ``deterministic``)."""
+    """Returns of ``episodes`` fresh episodes (sampled actions unless ``deterministic``);
+    :func:`evaluate_episodes` has their lengths and starts too."""
+    rows = evaluate_episodes(
+        run_dir,
+        episodes=episodes,
+        backend=backend,
+        deterministic=deterministic,
+        seed=seed,
+        gif=gif,
+        starts=starts,
+        policy=policy,
+    )
+    return [r["return"] for r in rows]
+
+
+def evaluate_episodes(
+    run_dir: str | Path,
+    *,
+    episodes: int = 16,
+    backend: str = "warp",
+    deterministic: bool = False,
+    seed: int = 0,
+    gif: str | Path | None = None,
+    starts: list[str | Path] | None = None,
+    policy: str = "trained",
+) -> list[dict[str, Any]]:
+    """One row per episode: ``return``, ``length`` and the ``start`` (index into the pool,
+    or into ``starts``: held-out start states). ``policy="random"`` plays uniformly random
+    actions on the same starts with the same generator (a baseline in the same run)."""
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     run = Run.open(run_dir)
     cfg = run.config()
     task = load_run_task(run.path)
-    agent = load_policy(run.path)
+    agent = load_policy(run.path) if policy == "trained" else None
     gen = torch.Generator().manual_seed(seed)
-    session = _session(task, cfg, episodes, backend, seed)
+    session = _session(task, cfg, episodes, backend, seed, starts)
     b = session.backend
     try:
         session.start()  # every env at a start drawn from the pool, its screen rendered
-        agent.reset()
+        drawn = session.slots.cpu().tolist()
         alive = torch.ones(episodes, dtype=torch.bool)
         total = torch.zeros(episodes, dtype=torch.float64)
+        length = torch.zeros(episodes, dtype=torch.int64)
         shots = [b.frame_shades(0)] if gif is not None else []
         for step in range(task.max_steps):
-            frames = _frames(b, backend, step)
-            actions = agent.act(frames, generator=gen, deterministic=deterministic)
+            if agent is not None:
+                frames = _frames(b, backend, step)
+                actions = agent.act(frames, generator=gen, deterministic=deterministic)
+            else:
+                actions = torch.randint(0, task.codec.num_actions, (episodes,), generator=gen)
             reward, terminated, truncated = session.step(actions)
-            total += reward.to(torch.float64) * alive
-            alive &= ~(terminated | truncated)
+            total += reward.to(torch.float64).cpu() * alive
+            length += alive.to(torch.int64)
+            alive &= ~(terminated | truncated).cpu()
             if gif is not None and alive[0]:
                 shots.append(b.frame_shades(0))
             if not alive.any():
@@ -92,7 +135,10 @@ def evaluate(
 
         frame_ms = max(20, round(1000 * task.frames_per_step / FRAMES_PER_SECOND))
         write_gif(shots, gif, scale=1, frame_ms=frame_ms)
-    return total.tolist()
+    return [
+        {"episode": e, "return": float(total[e]), "length": int(length[e]), "start": drawn[e]}
+        for e in range(episodes)
+    ]
 
 
 def plot_learning_curve(run_dir: str | Path, path: str | Path | None = None) -> Path:

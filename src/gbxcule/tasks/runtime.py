@@ -71,8 +71,8 @@ class TaskRuntime:
             self.buffers[f"read.{name}.prev"] = zeros(torch.int64)
             self.buffers[f"read.{name}.start"] = zeros(torch.int64)
         for tname, term in self.terms.items():
-            for b in term.buffers:
-                self.buffers[f"term.{tname}.{b}"] = zeros(torch.int64)
+            for b, tensor in term.make_buffers(n, d).items():
+                self.buffers[f"term.{tname}.{b}"] = tensor
         self.buffers["steps"] = zeros(torch.int32)
         self.buffers["ep_return"] = zeros(torch.float32)
         self.buffers["ep_terms"] = torch.zeros((n, len(self.terms)), dtype=torch.float32, device=d)
@@ -91,6 +91,10 @@ class TaskRuntime:
         if self.memory.device != self.device:
             raws = {k: v.to(self.device, non_blocking=True) for k, v in raws.items()}
         return {name: read.value(raws) for name, read in self.task.reads.items()}
+
+    def _term_buffers(self, tname: str) -> dict[str, torch.Tensor]:
+        prefix = f"term.{tname}."
+        return {k[len(prefix) :]: v for k, v in self.buffers.items() if k.startswith(prefix)}
 
     def _values(self, which: str) -> dict[str, torch.Tensor]:
         return {name: self.buffers[f"read.{name}.{which}"] for name in self.task.reads}
@@ -118,9 +122,7 @@ class TaskRuntime:
                 buf = self.buffers[f"read.{name}.{which}"]
                 buf.copy_(torch.where(m, value, buf))
         for tname, term in self.terms.items():
-            for b in term.buffers:
-                buf = self.buffers[f"term.{tname}.{b}"]
-                buf.copy_(torch.where(m, now[term.read], buf))  # type: ignore[index]
+            term.start(now, self._term_buffers(tname), m)
         self.buffers["steps"].masked_fill_(m, 0)
         self.buffers["ep_return"].masked_fill_(m, 0.0)
         self.buffers["ep_terms"].masked_fill_(m[:, None], 0.0)
@@ -164,8 +166,7 @@ class TaskRuntime:
             if isinstance(term, StepCost):
                 self.last_terms[:, k] = step_cost_reward(term)
                 continue
-            bufs = {b: self.buffers[f"term.{tname}.{b}"] for b in term.buffers}
-            self.last_terms[:, k] = term.reward(now[term.read], bufs)  # type: ignore[index]
+            self.last_terms[:, k] = term.reward(term.observe(now), self._term_buffers(tname))
         reward = self.last_terms.sum(dim=1)
         steps = self.buffers["steps"]
         steps += 1

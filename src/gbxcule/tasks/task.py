@@ -73,11 +73,12 @@ class Task:
         if not terms:
             raise TaskError(f"task {self.name!r} has no reward terms")
         for key, term in terms.items():
-            if term.needs_read and term.read not in reads:
-                raise TaskError(
-                    f"reward term {key!r} watches read {term.read!r}, which the task does not "
-                    f"define; reads: {', '.join(reads) or 'none'}"
-                )
+            for read in term.watches:
+                if read not in reads:
+                    raise TaskError(
+                        f"reward term {key!r} watches read {read!r}, which the task does not "
+                        f"define; reads: {', '.join(reads) or 'none'}"
+                    )
         object.__setattr__(self, "reward", terms)
         object.__setattr__(self, "starts", tuple(self.starts))
         for name in ("max_steps", "frames_per_step"):
