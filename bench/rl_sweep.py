@@ -60,7 +60,7 @@ def build_engine(cfg: TrainConfig, feeder: str) -> tuple[Engine, Any]:
     if cfg.torch_threads > 0:
         torch.set_num_threads(cfg.torch_threads)
     env = make_env(spec, cfg, backend=feeder)
-    model = build_model(cfg, spec.codec.num_actions).to(device)
+    model = build_model(cfg, spec.codec.num_actions, len(spec.features)).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
     return Engine(cfg, env, model, opt, device), env
 

@@ -10,8 +10,9 @@ import pytest
 
 gym = pytest.importorskip("gymnasium")
 
+from gbxcule.demo import game  # noqa: E402
 from gbxcule.envs import PyBoyTaskEnv, make_vector_env  # noqa: E402
-from gbxcule.tasks import load_task  # noqa: E402
+from gbxcule.tasks import U8, load_task  # noqa: E402
 
 pytestmark = pytest.mark.l3
 
@@ -33,23 +34,40 @@ def actions(t: int) -> np.ndarray:
     return np.array([p[t % len(p)] for p in PATTERNS][:NUM_ENVS])
 
 
-def compare(mode: str, obs: str, stack: int, rom) -> dict[str, int]:
+# the same task with RAM features (a Dict observation): the player's position, scaled
+WITH_FEATURES = replace(
+    SPEC,
+    reads={**SPEC.reads, "x": U8(game.W_PLAYER_X), "y": U8(game.W_PLAYER_Y)},
+    features={"x": 1 / 256, "y": 1 / 256},
+)
+
+
+def same(got, want, err_msg: str) -> None:
+    if isinstance(want, dict):
+        assert set(got) == set(want), err_msg
+        for key in want:
+            np.testing.assert_array_equal(got[key], want[key], err_msg=f"{err_msg} [{key}]")
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=err_msg)
+
+
+def compare(mode: str, obs: str, stack: int, rom, spec=SPEC) -> dict[str, int]:
     ours = make_vector_env(
-        rom, NUM_ENVS, SPEC, obs=obs, stack=stack, autoreset_mode=mode, threads=1
+        rom, NUM_ENVS, spec, obs=obs, stack=stack, autoreset_mode=mode, threads=1
     )
     ref = gym.vector.SyncVectorEnv(
-        [lambda: PyBoyTaskEnv(rom, SPEC, obs=obs, stack=stack)] * NUM_ENVS,
+        [lambda: PyBoyTaskEnv(rom, spec, obs=obs, stack=stack)] * NUM_ENVS,
         autoreset_mode=getattr(gym.vector.AutoresetMode, mode.upper()),
     )
     seen = {"reward": 0, "terminated": 0, "truncated": 0}
     try:
         a, _ = ours.reset(seed=0)
         b, _ = ref.reset(seed=0)
-        np.testing.assert_array_equal(a, b)
+        same(a, b, "reset")
         for t in range(STEPS):
             got, want = ours.step(actions(t)), ref.step(actions(t))
             for k, name in enumerate(("obs", "reward", "terminated", "truncated")):
-                np.testing.assert_array_equal(got[k], want[k], err_msg=f"{mode} t={t} {name}")
+                same(got[k], want[k], err_msg=f"{mode} t={t} {name}")
             if mode == "same_step":
                 check_final(got[4], want[4], t)
             done = got[2] | got[3]
@@ -59,7 +77,7 @@ def compare(mode: str, obs: str, stack: int, rom) -> dict[str, int]:
             if mode == "disabled" and done.any():
                 a, _ = ours.reset(options={"reset_mask": done})
                 b, _ = ref.reset(options={"reset_mask": done.copy()})
-                np.testing.assert_array_equal(a, b, err_msg=f"reset_mask t={t}")
+                same(a, b, err_msg=f"reset_mask t={t}")
     finally:
         ours.close()
         ref.close()
@@ -71,14 +89,20 @@ def check_final(got: dict, want: dict, t: int) -> None:
     if "final_obs" in want:
         np.testing.assert_array_equal(got["_final_obs"], want["_final_obs"])
         for e in np.flatnonzero(want["_final_obs"]):
-            np.testing.assert_array_equal(got["final_obs"][e], want["final_obs"][e])
+            same(got["final_obs"][e], want["final_obs"][e], f"final_obs t={t} env {e}")
 
 
 @pytest.mark.parametrize(
-    "mode,obs,stack",
-    [("next_step", "u8", 1), ("same_step", "packed2", 3), ("disabled", "u8", 2)],
+    "mode,obs,stack,spec",
+    [
+        ("next_step", "u8", 1, SPEC),
+        ("same_step", "packed2", 3, SPEC),
+        ("disabled", "u8", 2, SPEC),
+        ("same_step", "u8", 2, WITH_FEATURES),
+    ],
+    ids=["next_step", "same_step", "disabled", "same_step-features"],
 )
-def test_vector_env_equals_sync_vector_env_of_pyboy(demo, mode, obs, stack) -> None:
-    seen = compare(mode, obs, stack, demo)
+def test_vector_env_equals_sync_vector_env_of_pyboy(demo, mode, obs, stack, spec) -> None:
+    seen = compare(mode, obs, stack, demo, spec)
     # the run crossed autoresets of both kinds and saw rewards
     assert seen["reward"] > 0 and seen["terminated"] > 0 and seen["truncated"] > 0, seen

@@ -4,6 +4,7 @@ savestates, on both backends; and the refusals a new user meets first."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -13,6 +14,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gbxcule.backends.pyboy_backend import make_pyboy
@@ -49,6 +51,7 @@ TASK = Task(
     max_steps=12,
 )
 SHORT = replace(TASK, name="short", max_steps=3)
+SEES_X = replace(TASK, name="sees-x", features={"x": 1 / 255, "coins": 0.1})
 """
 
 
@@ -98,7 +101,7 @@ def test_a_module_task_loads_by_import_path(task_dir, monkeypatch):
     [
         ("no-such-task", "not a built-in"),
         ("missing/file.py", "does not exist"),
-        ("{dir}/task.py:NOPE", "no Task called NOPE; Tasks there: TASK, SHORT"),
+        ("{dir}/task.py:NOPE", "no Task called NOPE; Tasks there: TASK, SHORT, SEES_X"),
         ("{dir}/broken.py", "failed to load: NameError"),
         ("{dir}/badread.py", "read 'x' must be a Read"),
     ],
@@ -197,3 +200,44 @@ def test_a_task_file_in_a_fresh_shell_needs_nothing_patched(task_dir, tmp_path):
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
                           capture_output=True, text=True)  # fmt: skip
     assert done.stdout.split() == ["coins-from-a-state", "12", "['coins',", "'time']"]
+
+
+def test_ram_features_reach_the_policy_and_the_envs_observe_a_dict(task_dir, tmp_path, capsys):
+    """``features``: a float32 vector beside the screen, in training (the net's MLP branch,
+    kept in the checkpoint's spec), in eval on both backends (same returns) and in the
+    Gymnasium env (a Dict observation); the screen-only adapters refuse it by name."""
+    import gymnasium as gym
+
+    from gbxcule.envs import make_sb3_env, make_vector_env
+    from gbxcule.rl.experiment import load_checkpoint
+
+    ref = f"{task_dir / 'task.py'}:SEES_X"
+    task = load_task(ref)
+    assert task.features == {"x": 1 / 255, "coins": 0.1}
+    with pytest.raises(TaskError, match="feature 'y' is not one of the task's reads"):
+        dataclasses.replace(task, features=["y"])
+    out = tmp_path / "runs"
+    assert main(["train", *SMALL, "--task", ref, "--total-steps", "32", "--out", str(out)]) == 0
+    (run,) = [p for p in out.iterdir() if p.is_dir()]
+    assert load_checkpoint(run)["model_spec"]["num_features"] == 2
+    returns = []
+    for backend in ("warp", "pyboy"):
+        capsys.readouterr()
+        assert main(["eval", str(run), "--episodes", "2", "--backend", backend]) == 0
+        returns.append(capsys.readouterr().out.split("mean return")[1].split(" over")[0])
+    assert returns[0] == returns[1]
+    env = make_vector_env(None, 2, ref, threads=1, autoreset_mode="same_step")
+    try:
+        assert isinstance(env.single_observation_space, gym.spaces.Dict)
+        obs, _ = env.reset(seed=0)
+        assert obs["screen"].shape == (2, 72, 80) and obs["features"].dtype == np.float32
+        x = env.backend.read_memory(0, 0xC100, 0xC101)[0]
+        assert obs["features"][0, 0] == pytest.approx(x / 255)
+        for _ in range(12):  # max_steps 12: the last step ends every episode
+            obs, _, _, trunc, info = env.step([1, 1])
+        assert trunc.all() and set(info["final_obs"][0]) == {"screen", "features"}
+        assert env.observation_space.contains(obs)
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="RAM features .* Stable-Baselines3 VecEnv"):
+        make_sb3_env(None, 2, ref, threads=1)

@@ -31,11 +31,16 @@ def obs_shape(obs: str, stack: int) -> tuple[int, ...]:
     return (px.DOWN_H, width) if stack == 1 else (stack, px.DOWN_H, width)
 
 
-def single_observation_space(obs: str, stack: int):
+def single_observation_space(obs: str, stack: int, num_features: int = 0):
+    """One env's screen Box, or ``Dict(screen, features)`` for a task with RAM features."""
     from gymnasium import spaces
 
     high = 255 if obs == "packed2" else px.NUM_SHADES - 1
-    return spaces.Box(0, high, shape=obs_shape(obs, stack), dtype=np.uint8)
+    screen = spaces.Box(0, high, shape=obs_shape(obs, stack), dtype=np.uint8)
+    if not num_features:
+        return screen
+    features = spaces.Box(-np.inf, np.inf, shape=(num_features,), dtype=np.float32)
+    return spaces.Dict({"screen": screen, "features": features})
 
 
 class FrameStack:

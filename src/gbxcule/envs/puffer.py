@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from gbxcule.envs.vector import GbxVectorEnv
+from gbxcule.envs.vector import GbxVectorEnv, screen_only
 from gbxcule.tasks.task import Task
 
 
@@ -108,6 +108,7 @@ class GbxPufferEnv(_Base):
             copy=False,
             **backend_kwargs,
         )
+        screen_only(self.env, "PufferLib adapter")
         self.single_observation_space = self.env.single_observation_space
         self.single_action_space = self.env.single_action_space
         self.num_agents = num_envs

@@ -51,7 +51,7 @@ class PyBoyTaskEnv(gym.Env):
         self.backend = self.session.backend
         self.task = self.session.runtime
         self._stack = FrameStack(1, stack, width, torch.device("cpu"))
-        self.observation_space = single_observation_space(obs, stack)
+        self.observation_space = single_observation_space(obs, stack, len(spec.features))
         self.action_space = gym.spaces.Discrete(self.backend.codec.num_actions)
 
     def _new_session(self) -> TaskSession:
@@ -67,8 +67,11 @@ class PyBoyTaskEnv(gym.Env):
         frame = px.pack_shades(shades) if self.obs_format == "packed2" else shades
         return torch.from_numpy(frame)[None]
 
-    def _obs(self) -> np.ndarray:
-        return self._stack.observation()[0].numpy().copy()
+    def _obs(self) -> Any:
+        screen = self._stack.observation()[0].numpy().copy()
+        if not self._spec.features:
+            return screen
+        return {"screen": screen, "features": self.task.features()[0].numpy().copy()}
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

@@ -34,7 +34,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from gbxcule.core import pixels as px
-from gbxcule.envs.vector import GbxVectorEnv
+from gbxcule.envs.vector import GbxVectorEnv, screen_only
 from gbxcule.tasks.task import Task
 
 
@@ -68,6 +68,7 @@ class GbxSb3VecEnv(VecEnv):
             max_steps=max_steps,
             **backend_kwargs,
         )
+        screen_only(self.venv, "Stable-Baselines3 VecEnv")
         single = self.venv.single_observation_space
         assert isinstance(single, spaces.Box)
         self._shape = single.shape if stack > 1 else (1, *single.shape)

@@ -25,7 +25,8 @@ Rewards, terminations and truncations come from the task (``gbxcule.tasks``: a n
 a task file or a :class:`~gbxcule.tasks.Task`), run by a
 :class:`~gbxcule.tasks.session.TaskSession` on the device; each episode starts from a
 start drawn from the task's pool (``starts=`` overrides it; ``reset(seed=...)`` seeds
-the draws). On the CPU the results are NumPy arrays
+the draws). A task with RAM features (``Task.features``) observes a ``Dict``:
+``{"screen": the stack above, "features": float32 [N, F]}``. On the CPU the results are NumPy arrays
 (rewards float64, as ``SyncVectorEnv``); on CUDA they are Torch tensors on the device
 (rewards float32) and no host copy is made.
 """
@@ -69,6 +70,16 @@ def resolve_task(
     if max_steps is not None:
         spec = replace(spec, max_steps=int(max_steps))
     return spec, spec.rom_path(rom)
+
+
+def screen_only(env: GbxVectorEnv, adapter: str) -> None:
+    """Refuse a task with RAM features where the adapter takes one screen Box."""
+    if env.num_features:
+        env.close()
+        raise ValueError(
+            f"task {env.spec_task.name!r} has RAM features (a Dict observation); the "
+            f"{adapter} takes screen-only tasks so far: use make_vector_env, or drop features"
+        )
 
 
 def parse_autoreset_mode(mode: str | AutoresetMode) -> AutoresetMode:
@@ -125,7 +136,8 @@ class GbxVectorEnv(VectorEnv):
         self.device = self.session.device
         self.on_cuda = self.device.type == "cuda"
         self.task = self.session.runtime
-        self.single_observation_space = single_observation_space(obs, stack)
+        self.num_features = len(spec.features)
+        self.single_observation_space = single_observation_space(obs, stack, self.num_features)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.single_action_space = gym.spaces.Discrete(self.backend.codec.num_actions)
         self.action_space = batch_space(self.single_action_space, num_envs)
@@ -154,7 +166,7 @@ class GbxVectorEnv(VectorEnv):
             self.session.reset_envs(m)
             restart_stacks(self._stack, m)
             self._auto &= ~m
-        return self._out(self._stack.observation()), {}
+        return self._observation(), {}
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         if self.autoreset_mode == AutoresetMode.DISABLED and not self.on_cuda:
@@ -186,7 +198,7 @@ class GbxVectorEnv(VectorEnv):
                 infos.update(self._same_step_reset(term | trunc))
         self._auto = term | trunc
         return (
-            self._out(self._stack.observation()),
+            self._observation(),
             self._scalars(reward, np.float64),
             self._scalars(term, np.bool_),
             self._scalars(trunc, np.bool_),
@@ -249,15 +261,25 @@ class GbxVectorEnv(VectorEnv):
             return
         self.session.reset_envs(mask)
 
+    def _observation(self, screen: torch.Tensor | None = None) -> Any:
+        """The screen stack, or ``{"screen", "features"}`` for a task with RAM features."""
+        screen = self._stack.observation() if screen is None else screen
+        if not self.num_features:
+            return self._out(screen)
+        return {"screen": self._out(screen), "features": self._out(self.task.features())}
+
     def _same_step_reset(self, done: torch.Tensor) -> dict[str, Any]:
         if not self.on_cuda and not bool(done.any()):
             return {}
         final = self._stack.observation().clone()
+        if self.num_features:
+            feats = self.task.features()
+            final_dict = {"screen": final, "features": feats}
         self._restore(done)
         restart_stacks(self._stack, done)
         if self.on_cuda:
             return {
-                "final_obs": final,
+                "final_obs": final_dict if self.num_features else final,
                 "_final_obs": done.clone(),
                 "final_info": {},
                 "_final_info": done.clone(),
@@ -265,7 +287,11 @@ class GbxVectorEnv(VectorEnv):
         mask = done.numpy().copy()
         objs = np.full(self.num_envs, None, dtype=object)
         for e in np.flatnonzero(mask):
-            objs[e] = final[e].numpy()
+            objs[e] = (
+                {k: v[e].numpy() for k, v in final_dict.items()}
+                if self.num_features
+                else final[e].numpy()
+            )
         return {"final_obs": objs, "_final_obs": mask, "final_info": {}, "_final_info": mask.copy()}
 
     def _hook_info(self, discarded: torch.Tensor | None) -> dict[str, Any]:

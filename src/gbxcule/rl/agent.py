@@ -45,7 +45,10 @@ class Agent:
         frames: Any,
         generator: torch.Generator | None = None,
         deterministic: bool = False,
+        features: Any = None,
     ) -> torch.Tensor:
+        """``features``: float32 ``[N, F]`` of the task's RAM features, for a policy that
+        takes them (:meth:`gbxcule.tasks.runtime.TaskRuntime.features`)."""
         f = torch.as_tensor(frames).to(self.device)
         if f.dtype != torch.uint8 or f.ndim != 3 or tuple(f.shape[1:]) != (px.DOWN_H, px.DOWN_W):
             raise ValueError(f"frames must be uint8 [N, 72, 80], got {f.dtype} {tuple(f.shape)}")
@@ -55,7 +58,8 @@ class Agent:
                 (obs.shape[0], self.stack, *obs.shape[1:]), dtype=torch.uint8, device=self.device
             )
         self.history = torch.cat([self.history[:, 1:], obs.unsqueeze(1)], dim=1)
-        logits, _ = self.model(self.history)
+        feats = None if features is None else torch.as_tensor(features).to(self.device)
+        logits, _ = self.model(self.history, feats)
         return sample_actions(logits, generator, deterministic).to(torch.int64)
 
 
@@ -68,6 +72,7 @@ def load_policy(run_dir_or_checkpoint: str | Path, device: Any = "cpu") -> Agent
         spec["obs_format"],
         tuple(spec["channels"]),
         spec["hidden"],
+        spec.get("num_features", 0),
     )
     model.load_state_dict(ckpt["model"])
     return Agent(model.to(device), device)

@@ -149,7 +149,10 @@ class Engine:
         self.streams = Streams(device)
         n = env.num_envs
         self.bufs = [
-            RolloutBuffer(cfg.num_steps, n, cfg.stack, cfg.obs_format, device) for _ in range(2)
+            RolloutBuffer(
+                cfg.num_steps, n, cfg.stack, cfg.obs_format, device, env.task.num_features
+            )
+            for _ in range(2)
         ]
         # Device counters: +1 when the actor starts writing a buffer (the race test reads them).
         self.versions = torch.zeros(2, dtype=torch.int64, device=device)
@@ -257,7 +260,7 @@ class Engine:
             obs = buf.stacked(t)
             if timed:
                 self.host_times["obs_s"] += time.perf_counter() - t0
-            logits, value = self.actor(obs)
+            logits, value = self.actor(obs, buf.features_at(t))
             action = self._sample(logits)
             logp = torch.log_softmax(logits, dim=-1).gather(1, action.unsqueeze(1)).squeeze(1)
             buf.values[t] = value
@@ -267,7 +270,7 @@ class Engine:
             self.env.step(action, buf, t)
             if timed:
                 self.host_times["env_s"] += time.perf_counter() - t1
-        buf.values[buf.T] = self.actor(buf.stacked(buf.T))[1]
+        buf.values[buf.T] = self.actor(buf.stacked(buf.T), buf.features_at(buf.T))[1]
         self.last_logits = logits
         stats = self.env.task.take_stats()
         if buf.episode_stats.shape != stats.shape:  # 3 + the task's terms

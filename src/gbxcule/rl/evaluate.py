@@ -117,7 +117,10 @@ def evaluate_episodes(
         for step in range(task.max_steps):
             if agent is not None:
                 frames = _frames(b, backend, step)
-                actions = agent.act(frames, generator=gen, deterministic=deterministic)
+                feats = session.runtime.features() if task.features else None
+                actions = agent.act(
+                    frames, generator=gen, deterministic=deterministic, features=feats
+                )
             else:
                 actions = torch.randint(0, task.codec.num_actions, (episodes,), generator=gen)
             reward, terminated, truncated = session.step(actions)

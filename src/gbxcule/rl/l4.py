@@ -122,9 +122,13 @@ class _Side:
 
     def act(self, frames: torch.Tensor) -> np.ndarray:
         out = np.zeros(self.n, dtype=np.int64)  # finished episodes idle on action 0
+        rt = self.session.runtime
+        feats = rt.features().cpu() if rt.num_features else None
         for e in range(self.n):
             if self.alive[e]:
-                out[e] = int(self.agents[e].act(frames[e : e + 1], generator=self.gens[e])[0])
+                f = None if feats is None else feats[e : e + 1]
+                action = self.agents[e].act(frames[e : e + 1], generator=self.gens[e], features=f)
+                out[e] = int(action[0])
                 self.actions[e].append(int(out[e]))
         return out
 

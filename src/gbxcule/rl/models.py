@@ -3,7 +3,8 @@
 Input ``uint8 [B, K, 72, 20]`` packed2 is unpacked on the device (shifts and masks,
 no host copy) to shades ``[B, K, 72, 80]``, scaled to 0..1; ``u8`` input is used as is.
 Two strided convs, a hidden layer, a policy head and a value head (orthogonal init,
-as CleanRL's Atari agent).
+as CleanRL's Atari agent). A task with RAM features (``Task.features``) adds a small MLP
+branch whose output is concatenated to the conv trunk's before the heads.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ def unpack_packed2(obs: torch.Tensor, shifts: torch.Tensor | None = None) -> tor
     return quads.reshape(*obs.shape[:-1], px.DOWN_W)
 
 
+EXTRA_WIDTH = 64  # the RAM-features branch's width
+
+
 class ConvPolicy(nn.Module):
     def __init__(
         self,
@@ -39,9 +43,11 @@ class ConvPolicy(nn.Module):
         obs_format: str = "packed2",
         channels: tuple[int, int] = (16, 32),
         hidden: int = 256,
+        num_features: int = 0,
     ) -> None:
         super().__init__()
         self.num_actions, self.stack, self.obs_format = num_actions, stack, obs_format
+        self.num_features = num_features
         c1, c2 = channels
         self.body = nn.Sequential(
             _layer(nn.Conv2d(stack, c1, 8, stride=4)),  # 72x80 -> 17x19
@@ -56,16 +62,28 @@ class ConvPolicy(nn.Module):
         self.register_buffer(
             "shifts", torch.tensor([0, 2, 4, 6], dtype=torch.uint8), persistent=False
         )
-        self.actor = _layer(nn.Linear(hidden, num_actions), std=0.01)
-        self.critic = _layer(nn.Linear(hidden, 1), std=1.0)
+        head_in = hidden
+        if num_features:
+            self.extra = nn.Sequential(_layer(nn.Linear(num_features, EXTRA_WIDTH)), nn.ReLU())
+            head_in += EXTRA_WIDTH
+        self.actor = _layer(nn.Linear(head_in, num_actions), std=0.01)
+        self.critic = _layer(nn.Linear(head_in, 1), std=1.0)
 
-    def features(self, obs: torch.Tensor) -> torch.Tensor:
+    def trunk(self, obs: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
         shades = unpack_packed2(obs, self.shifts) if self.obs_format == "packed2" else obs
-        return self.body(shades.to(torch.float32) * (1.0 / 3.0))
+        h = self.body(shades.to(torch.float32) * (1.0 / 3.0))
+        if self.num_features:
+            if features is None or features.shape[-1] != self.num_features:
+                got = None if features is None else tuple(features.shape)
+                raise ValueError(f"this policy takes {self.num_features} RAM features, got {got}")
+            h = torch.cat([h, self.extra(features.to(torch.float32))], dim=-1)
+        return h
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(logits [B, A], value [B])``."""
-        h = self.features(obs)
+    def forward(
+        self, obs: torch.Tensor, features: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(logits [B, A], value [B])``; ``features`` float32 ``[B, F]`` when F > 0."""
+        h = self.trunk(obs, features)
         return self.actor(h), self.critic(h).squeeze(-1)
 
     def spec(self) -> dict:
@@ -78,6 +96,7 @@ class ConvPolicy(nn.Module):
             "obs_format": self.obs_format,
             "channels": [c1, c2],
             "hidden": self.body[5].out_features,
+            "num_features": self.num_features,
         }
 
 

@@ -108,7 +108,7 @@ def _ppo_update(
                     return x.sum() / mb
 
             obs = buf.stacked_at(t_idx, n_idx)
-            logits, newvalue = model(obs)
+            logits, newvalue = model(obs, buf.features_at(t_idx, n_idx))
             logp_all = torch.log_softmax(logits, dim=-1)
             newlogp = logp_all.gather(1, b_act[idx].unsqueeze(1)).squeeze(1)
             entropy = -(logp_all.exp() * logp_all).sum(-1)

@@ -32,7 +32,13 @@ FRAME_W = {"packed2": px.PACKED_W, "u8": px.DOWN_W}
 
 class RolloutBuffer:
     def __init__(
-        self, num_steps: int, num_envs: int, stack: int, obs_format: str, device: Any
+        self,
+        num_steps: int,
+        num_envs: int,
+        stack: int,
+        obs_format: str,
+        device: Any,
+        num_features: int = 0,
     ) -> None:
         if obs_format not in FRAME_W:
             raise ValueError(f"obs_format must be one of {tuple(FRAME_W)}, got {obs_format!r}")
@@ -46,6 +52,8 @@ class RolloutBuffer:
             (slots, num_envs, px.DOWN_H, self.width), dtype=torch.uint8, device=d
         )
         self.first = torch.zeros((slots, num_envs), dtype=torch.bool, device=d)
+        # the task's RAM features of steps 0..T (float32 [T+1, N, F]; F = 0: none)
+        self.features = torch.zeros((num_steps + 1, num_envs, num_features), device=d)
         self.actions = torch.zeros((num_steps, num_envs), dtype=torch.int64, device=d)
         self.logprobs = torch.zeros((num_steps, num_envs), dtype=torch.float32, device=d)
         self.values = torch.zeros((num_steps + 1, num_envs), dtype=torch.float32, device=d)
@@ -84,6 +92,13 @@ class RolloutBuffer:
         k = self.K
         self.frames[:k].copy_(prev.frames[-k:])
         self.first[:k].copy_(prev.first[-k:])
+        self.features[0].copy_(prev.features[-1])
+
+    def features_at(self, t: Any, n: Any = None) -> torch.Tensor | None:
+        """The features of step ``t`` (all envs, or the minibatch's ``n``), None without any."""
+        if self.features.shape[-1] == 0:
+            return None
+        return self.features[t] if n is None else self.features[t, n]
 
 
 def stack_frames(frames: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
@@ -120,6 +135,11 @@ class TaskEnv:
         self.session.start(start_states)
         buf.first[: buf.slot(0) + 1] = True
         self.render(buf, 0)
+        self._features(buf, 0)
+
+    def _features(self, buf: RolloutBuffer, t: int) -> None:
+        if buf.features.shape[-1]:
+            buf.features[t] = self.session.runtime.features()
 
     def start_states(self) -> list:
         return self.session.start_states()
@@ -143,6 +163,7 @@ class TaskEnv:
         buf.dones[t] = done.to(torch.float32)
         buf.first[buf.slot(t + 1)] = done
         self.render(buf, t + 1)
+        self._features(buf, t + 1)
         return done
 
 

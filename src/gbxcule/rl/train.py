@@ -48,8 +48,9 @@ class TrainingFailed(RuntimeError):
         self.cause = cause
 
 
-def build_model(cfg: TrainConfig, num_actions: int) -> ConvPolicy:
-    return ConvPolicy(num_actions, cfg.stack, cfg.obs_format, tuple(cfg.channels), cfg.hidden)
+def build_model(cfg: TrainConfig, num_actions: int, num_features: int = 0) -> ConvPolicy:
+    channels = tuple(cfg.channels)
+    return ConvPolicy(num_actions, cfg.stack, cfg.obs_format, channels, cfg.hidden, num_features)
 
 
 def _rng_state(engine: Engine) -> dict[str, Any]:
@@ -80,7 +81,7 @@ def _check_hot(engine: Engine) -> None:
         "frames", buf.frames, shape=(slots, n, 72, w), dtype=torch.uint8, device=engine.device
     )
     check_tensor("actions", buf.actions, dtype=torch.int64, device=engine.device)
-    logits, value = engine.actor(buf.stacked(0))
+    logits, value = engine.actor(buf.stacked(0), buf.features_at(0))
     check_tensor("logits", logits, shape=(n, engine.actor.num_actions), dtype=torch.float32)
     check_tensor("value", value, shape=(n,), dtype=torch.float32)
 
@@ -201,7 +202,7 @@ def _train(ctx, cfg, out, resume, minutes, on_update, argv) -> Run:
     torch.manual_seed(cfg.seed)
     env_cfg = dataclasses.replace(cfg, device=str(device))
     env = make_env(task, env_cfg, cfg.env_backend, env_offset=ctx.env_lo)
-    model = build_model(cfg, task.codec.num_actions).to(device)
+    model = build_model(cfg, task.codec.num_actions, len(task.features)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
     engine = Engine(cfg, env, model, optimizer, device, dist=ctx)
     env_steps, start_states = 0, None

@@ -92,6 +92,18 @@ class TaskRuntime:
             raws = {k: v.to(self.device, non_blocking=True) for k, v in raws.items()}
         return {name: read.value(raws) for name, read in self.task.reads.items()}
 
+    @property
+    def num_features(self) -> int:
+        return len(self.task.features)
+
+    def features(self, now: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
+        """float32 ``[N, features]``: each feature read times its scale (reads now)."""
+        now = self.read_all() if now is None else now
+        cols = [now[k].to(torch.float32) * s for k, s in self.task.features.items()]  # type: ignore[union-attr]
+        if not cols:
+            return torch.zeros((self.num_envs, 0), dtype=torch.float32, device=self.device)
+        return torch.stack(cols, dim=1)
+
     def _term_buffers(self, tname: str) -> dict[str, torch.Tensor]:
         prefix = f"term.{tname}."
         return {k[len(prefix) :]: v for k, v in self.buffers.items() if k.startswith(prefix)}

@@ -14,6 +14,10 @@ from RAM, how that becomes a reward, and when an episode ends.
         max_steps=2000,
     )
 
+``features`` names reads the policy sees beside the screen (``{"x": 1/255, "map": 1/64}``:
+read -> scale; a list means scale 1): a float32 vector a step, a ``Dict`` observation in
+the envs and an MLP branch of the built-in PPO's net.
+
 ``terminated`` and ``truncated`` are predicates over the reads of this step
 (:class:`gbxcule.tasks.runtime.ReadValues`: ``r[name]``, ``r.prev[name]``,
 ``r.start[name]``, ``r.steps``), returning a bool tensor ``[N]`` on the backend's device;
@@ -57,6 +61,7 @@ class Task:
     release_after_frames: int = 8
     sticky_actions: float = 0.0
     noop_max: int = 0
+    features: Mapping[str, float] | Sequence[str] = ()  # reads the policy sees beside pixels
     description: str = ""
     base_dir: Path | None = field(default=None, compare=False)  # where relative paths start
     source: Any = field(default=None, compare=False, repr=False)  # load.TaskSource
@@ -80,6 +85,14 @@ class Task:
                         f"define; reads: {', '.join(reads) or 'none'}"
                     )
         object.__setattr__(self, "reward", terms)
+        features = self.features
+        scales = dict(features) if isinstance(features, Mapping) else {f: 1.0 for f in features}
+        for name, scale in scales.items():
+            if name not in reads:
+                raise TaskError(f"feature {name!r} is not one of the task's reads")
+            if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+                raise TaskError(f"feature {name!r}: its scale must be a number, got {scale!r}")
+        object.__setattr__(self, "features", {k: float(v) for k, v in scales.items()})
         object.__setattr__(self, "starts", tuple(self.starts))
         for name in ("max_steps", "frames_per_step"):
             _positive_int(name, getattr(self, name))
