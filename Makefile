@@ -34,11 +34,14 @@ test: roms
 
 # Soak: the PyBoy comparisons of `make test`, much longer (tests/test_soak.py).
 test-slow: roms
-	$(PYTEST) -q -m "slow" -n 2 tests --ignore tests/test_cuda_aot.py
+	$(PYTEST) -q -m "slow" -n 2 tests --ignore tests/test_cuda_aot.py \
+	    --ignore tests/test_gpu_session_script.py
 
-# CUDA codegen with no GPU: NVRTC builds sm_90 PTX of every kernels module (CI runs this).
-test-cuda-build: setup
+# What CI checks of the GPU path with no GPU: NVRTC builds sm_90 PTX of every kernels
+# module, and the GPU session's plan runs every command on the CPU (GBX_DRY_RUN).
+test-cuda-build: roms
 	$(PYTEST) -q -s -m slow tests/test_cuda_aot.py
+	$(PYTEST) -q -m slow tests/test_gpu_session_script.py
 
 test-gpu: roms
 	$(VPY) -c "import warp as wp; wp.init(); import sys; sys.exit(0 if wp.is_cuda_available() else 'test-gpu: no CUDA device visible to Warp')"

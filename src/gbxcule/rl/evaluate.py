@@ -95,8 +95,8 @@ def evaluate_episodes(
     starts: list[str | Path] | None = None,
     policy: str = "trained",
 ) -> list[dict[str, Any]]:
-    """One row per episode: ``return``, ``length`` and the ``start`` (index into the pool,
-    or into ``starts``: held-out start states). ``policy="random"`` plays uniformly random
+    """One row per episode: ``return``, its ``terms`` (each reward term's part), ``length``
+    and the ``start`` (index into the pool, or into ``starts``: held-out start states). ``policy="random"`` plays uniformly random
     actions on the same starts with the same generator (a baseline in the same run)."""
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
@@ -112,6 +112,7 @@ def evaluate_episodes(
         drawn = session.slots.cpu().tolist()
         alive = torch.ones(episodes, dtype=torch.bool)
         total = torch.zeros(episodes, dtype=torch.float64)
+        terms = torch.zeros((episodes, len(task.terms)), dtype=torch.float64)
         length = torch.zeros(episodes, dtype=torch.int64)
         shots = [b.frame_shades(0)] if gif is not None else []
         for step in range(task.max_steps):
@@ -125,6 +126,7 @@ def evaluate_episodes(
                 actions = torch.randint(0, task.codec.num_actions, (episodes,), generator=gen)
             reward, terminated, truncated = session.step(actions)
             total += reward.to(torch.float64).cpu() * alive
+            terms += session.runtime.last_terms.to(torch.float64).cpu() * alive[:, None]
             length += alive.to(torch.int64)
             alive &= ~(terminated | truncated).cpu()
             if gif is not None and alive[0]:
@@ -138,8 +140,15 @@ def evaluate_episodes(
 
         frame_ms = max(20, round(1000 * task.frames_per_step / FRAMES_PER_SECOND))
         write_gif(shots, gif, scale=1, frame_ms=frame_ms)
+    names = list(task.terms)
     return [
-        {"episode": e, "return": float(total[e]), "length": int(length[e]), "start": drawn[e]}
+        {
+            "episode": e,
+            "return": float(total[e]),
+            "length": int(length[e]),
+            "start": drawn[e],
+            "terms": dict(zip(names, terms[e].tolist())),
+        }
         for e in range(episodes)
     ]
 

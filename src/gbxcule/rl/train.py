@@ -58,6 +58,8 @@ def _rng_state(engine: Engine) -> dict[str, Any]:
         "torch": torch.get_rng_state(),
         "actor_gen": engine.actor_gen.get_state(),
         "learner_gen": engine.learner_gen.get_state(),
+        # the task's draws: episode starts, sticky actions, no-op prefixes
+        "task_gen": engine.env.session.runtime.gen.get_state(),
     }
     if torch.cuda.is_available():
         out["cuda"] = torch.cuda.get_rng_state_all()
@@ -68,6 +70,8 @@ def _set_rng_state(engine: Engine, state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     engine.actor_gen.set_state(state["actor_gen"])
     engine.learner_gen.set_state(state["learner_gen"])
+    if "task_gen" in state:  # checkpoints from before tasks had their own generator lack it
+        engine.env.session.runtime.gen.set_state(state["task_gen"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
 
