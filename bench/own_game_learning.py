@@ -5,10 +5,11 @@ uniformly random one on held-out starts (the same episodes), on ours and on PyBo
 The game is the bundled demo standing in for the user's (copied next to the task file);
 the starts are PyBoy 2.8.1 states saved after seeded random play, some for training and
 some held out. Writes into ``--out``: the task file, the states, the run directory,
-``results.jsonl`` (one row per evaluation), ``summary.md`` and the run's
-``learning_curve.png``.
+``results.jsonl`` (one row per evaluation), ``summary.md``, and the run's
+``metrics.jsonl`` and ``learning_curve.png`` (the run directory itself, with its
+checkpoints, goes to ``--runs``).
 
-Usage: python -m bench.own_game_learning [--minutes 15] [--envs 16] [--out DIR]
+Usage: python -m bench.own_game_learning [--minutes 15] [--envs 16] [--out DIR] [--runs DIR]
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def summary(rows: list[dict], run: Path, train_s: float, args: argparse.Namespac
         f"0.1, 100 steps) on the demo game from {args.train_starts} PyBoy savestates; "
         f"{args.envs} envs, {train_s / 60:.1f} min of `gbxcule train` on the CPU; run "
         f"`{run.name}`. Evaluated on {args.held_out} held-out savestates, "
-        f"{args.episodes} episodes each way, the same starts and seeds.",
+        f"{args.episodes} episodes a policy, the same starts and seeds.",
         "",
         "| policy | backend | mean return | 95% CI | mean coins | mean length |",
         "|---|---|---:|---|---:|---:|",
@@ -102,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--episodes", type=int, default=32)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS_DIR)
+    ap.add_argument(
+        "--runs", type=Path, default=None, help="where the run directory goes (default OUT/runs)"
+    )
     args = ap.parse_args(argv)
     from gbxcule.demo.rom import demo_rom_path
     from gbxcule.rl.evaluate import evaluate_episodes, plot_learning_curve
@@ -129,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         tag="own-game",
     )
     t0 = time.perf_counter()
-    run = train(cfg, out=out / "runs").path
+    run = train(cfg, out=args.runs or out / "runs").path
+    shutil.copyfile(run / "metrics.jsonl", out / "metrics.jsonl")
     train_s = time.perf_counter() - t0
     shutil.copyfile(plot_learning_curve(run), out / "learning_curve.png")
     starts = [str(out / n) for n in held_out]
