@@ -30,7 +30,7 @@ from gbxcule.files import write_atomic
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "own-game-learning"
 TASK_FILE = '''"""The demo game as a user's game: coins (progress), new places, a time cost."""
 
-from gbxcule.tasks import Novelty, Progress, StepCost, Task, U8, U16
+from gbxcule.tasks import U8, U16, Novelty, Progress, StepCost, Task
 
 TASK = Task(
     name="coins-and-places",

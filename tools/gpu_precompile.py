@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["WARP_CACHE_PATH"] = str(Path(args.out).resolve())
     import warp as wp
 
-    wp.config.quiet = True
+    wp.config.log_level = wp.LOG_WARNING
     wp.init()
     print(f"kernel cache: {wp.config.kernel_cache_dir}")
     total = time.perf_counter()

@@ -81,7 +81,7 @@ budget() { echo $(( $1 * SCALE - 10 )); }
 
 need_warp() {
   if [ -n "${GBX_DRY_RUN:-}" ]; then return 0; fi
-  python3 -c "import warp as wp; wp.config.quiet = True; wp.init(); import sys; \
+  python3 -c "import warp as wp; wp.init(); import sys; \
 sys.exit(0 if wp.is_cuda_available() else 'no CUDA device visible to Warp')" || {
     echo "needs warp-lang and a CUDA device: on a fresh (or cold again) device machine run" \
       "the stage and install phases first" >&2

@@ -32,15 +32,20 @@ def write_png(shades: np.ndarray, path: str | Path, scale: int = 1) -> Path:
     return write_atomic(path, buf.getvalue())
 
 
-def write_gif(
-    frames: list[np.ndarray], path: str | Path, scale: int = 1, frame_ms: int = 50
-) -> Path:
+def gif_bytes(frames: list[np.ndarray], scale: int = 1, frame_ms: int = 50) -> bytes:
     """One GIF frame per shade frame, ``frame_ms`` each, looping."""
     if not frames:
-        raise ValueError("write_gif needs at least one frame")
+        raise ValueError("a GIF needs at least one frame")
     images = [to_image(f, scale) for f in frames]
     buf = io.BytesIO()
     images[0].save(
         buf, format="GIF", save_all=True, append_images=images[1:], duration=frame_ms, loop=0
     )
-    return write_atomic(path, buf.getvalue())
+    return buf.getvalue()
+
+
+def write_gif(
+    frames: list[np.ndarray], path: str | Path, scale: int = 1, frame_ms: int = 50
+) -> Path:
+    """:func:`gif_bytes` into ``path``, atomically."""
+    return write_atomic(path, gif_bytes(frames, scale, frame_ms))

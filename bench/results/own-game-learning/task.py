@@ -1,11 +1,20 @@
 """The demo game as a user's game: coins (progress), new places, a time cost."""
 
-from gbxcule.tasks import Novelty, Progress, StepCost, Task, U8, U16
+from gbxcule.tasks import U8, U16, Novelty, Progress, StepCost, Task
 
 TASK = Task(
     name="coins-and-places",
     rom="game.gb",
-    starts=['train0.state', 'train1.state', 'train2.state', 'train3.state', 'train4.state', 'train5.state', 'train6.state', 'train7.state'],
+    starts=[
+        "train0.state",
+        "train1.state",
+        "train2.state",
+        "train3.state",
+        "train4.state",
+        "train5.state",
+        "train6.state",
+        "train7.state",
+    ],
     actions=["left", "right", "up", "down", "noop"],
     reads={"coins": U16(0xC102), "x": U8(0xC100), "y": U8(0xC101)},
     reward={

@@ -39,8 +39,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         cmd = command(name)
-        cmd.configure(sub.add_parser(name, help=cmd.HELP, description=cmd.HELP))
+        p = sub.add_parser(name, help=cmd.HELP, description=cmd.HELP)
+        cmd.configure(p)
+        p.add_argument(
+            "--verbose", action="store_true", help="show Warp's module build and load messages"
+        )
     return parser
+
+
+def quiet_warp(verbose: bool) -> None:
+    """Warp logs every module load at INFO; a command shows them only with --verbose."""
+    import warp
+
+    warp.config.log_level = warp.LOG_INFO if verbose else warp.LOG_WARNING
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    quiet_warp(args.verbose)
     try:
         return command(args.command).run(args)
     except (UsageError, RolloutError, FileNotFoundError) as exc:

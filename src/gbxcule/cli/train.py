@@ -77,7 +77,28 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-report", action="store_true", help="skip the learning-curve PNG and eval GIF"
     )
+    p.add_argument(
+        "--no-tensorboard", action="store_true", help="write no TensorBoard files (RUN/tensorboard)"
+    )
+    p.add_argument(
+        "--wandb",
+        nargs="?",
+        const="offline",
+        default="",
+        choices=("offline", "online"),
+        help="also log to Weights & Biases (default offline: wandb sync later; needs wandb)",
+    )
+    p.add_argument(
+        "--media-every",
+        type=int,
+        default=25,
+        help="updates between screen grids and episode clips in TensorBoard (0: none)",
+    )
     p.add_argument("--debug-nan-at-update", type=int, default=-1, help=argparse.SUPPRESS)
+
+
+# What --resume may be given: the budget (extended, recorded in the run) and reporting.
+RESUME_OPTIONS = {"resume", "total_steps", "minutes", "no_report", "eval_episodes", "verbose"}
 
 
 def _config(args: argparse.Namespace):
@@ -111,8 +132,29 @@ def _config(args: argparse.Namespace):
         dist_timeout_s=args.dist_timeout,
         threads=args.threads,
         tag=args.tag,
+        tensorboard=not args.no_tensorboard,
+        wandb=args.wandb,
+        media_every=args.media_every,
         debug_nan_at_update=args.debug_nan_at_update,
     )
+
+
+def _refuse_settings_on_resume(args: argparse.Namespace) -> None:
+    """A resumed run keeps its config: a setting given with --resume would be ignored,
+    so it is refused, named (only the budget can change: --total-steps, --minutes)."""
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    defaults = vars(parser.parse_args([]))
+    given = sorted(
+        k for k, v in vars(args).items() if k in defaults and k not in RESUME_OPTIONS
+        and v != defaults[k]
+    )  # fmt: skip
+    if given:
+        names = ", ".join("--" + k.replace("_", "-") for k in given)
+        raise UsageError(
+            f"--resume keeps the run's settings; {names} cannot change on resume (the run's "
+            "budget can: --total-steps N extends it, --minutes M trains M more minutes)"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -120,11 +162,17 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.resume is not None:
-            run_ = train(resume=args.resume, minutes=args.minutes, on_update=print_progress)
+            _refuse_settings_on_resume(args)
+            run_ = train(
+                resume=args.resume,
+                minutes=args.minutes,
+                total_steps=args.total_steps,
+                on_update=print_progress,
+            )
         else:
             run_ = train(_config(args), out=args.out, on_update=print_progress)
     except TrainingFailed as exc:
-        sys.stderr.write("\n")
+        _end_live_line()
         who = f"rank {os.environ['RANK']}: " if "RANK" in os.environ else ""
         print(f"gbxcule train: {who}{exc.cause.__class__.__name__}: {exc.cause}", file=sys.stderr)
         bundle = exc.bundle if exc.bundle is not None else "written by another rank"
@@ -132,11 +180,16 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if os.environ.get("RANK", "0") != "0":  # torchrun: rank 0 reports
         return EXIT_OK
-    sys.stderr.write("\n")
+    _end_live_line()
     print(f"run: {run_.path}")
     if not args.no_report:
         _report(run_, args.eval_episodes)
     return EXIT_OK
+
+
+def _end_live_line() -> None:
+    if sys.stderr.isatty():  # the progress line was rewritten in place
+        sys.stderr.write("\n")
 
 
 def _report(run_, episodes: int) -> None:

@@ -169,11 +169,16 @@ def plot_learning_curve(run_dir: str | Path, path: str | Path | None = None) -> 
     steps = np.array([r["env_steps"] for r in records], dtype=float)
     ret = np.array([r["episode_return"] for r in records], dtype=float)
     fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
-    ax.plot(steps, ret, alpha=0.35, label="per update")
-    if len(ret) >= 5:
+    ax.plot(steps, ret, alpha=0.35, label="episodes finished in each update")
+    recent = [(r["env_steps"], r.get("episode_return_recent")) for r in records]
+    recent = [(x, y) for x, y in recent if y is not None]
+    if recent:  # the running mean over the latest >= 100 episodes (rl/monitor.py)
+        xs, ys = zip(*recent)
+        ax.plot(xs, ys, label="mean of the latest 100+ episodes")
+    elif len(ret) >= 5:  # runs from before the running mean was recorded
         k = max(5, len(ret) // 20)
         smooth = np.convolve(ret, np.ones(k) / k, mode="valid")
-        ax.plot(steps[k - 1 :], smooth, label=f"mean of {k}")
+        ax.plot(steps[k - 1 :], smooth, label=f"mean of {k} updates")
     ax.set_xlabel("env steps")
     ax.set_ylabel("episode return")
     ax.set_title(run.run_id, fontsize=8)

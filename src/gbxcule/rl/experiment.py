@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import os
+import pickle
 import platform
 import subprocess
 import sys
@@ -257,15 +258,67 @@ class Run:
         return write_bytes_durable(folder / "latest.pt", data)
 
 
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be read (cut short, corrupt, not ours, or holding code)."""
+
+
+def _allowed_globals() -> list[Any]:
+    """What a checkpoint may hold besides tensors and plain data: NumPy arrays (start
+    states) and their dtypes. Nothing callable."""
+    import numpy as np
+
+    try:
+        from numpy._core.multiarray import _reconstruct
+    except ImportError:  # NumPy 1.x
+        from numpy.core.multiarray import _reconstruct  # type: ignore[no-redef]
+    kinds = (np.bool_, np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32,
+             np.uint64, np.int64, np.float32, np.float64)  # fmt: skip
+    return [_reconstruct, np.ndarray, np.dtype, *{type(np.dtype(k)) for k in kinds}]
+
+
 def load_checkpoint(path: str | Path, map_location: Any = "cpu") -> dict[str, Any]:
-    """A checkpoint file, or a run directory's ``checkpoints/latest.pt``."""
+    """A checkpoint file, or a run directory's ``checkpoints/latest.pt``.
+
+    Loaded with ``weights_only=True``: tensors, plain data and NumPy arrays only, so a
+    checkpoint someone shares cannot run code when it is opened (the run's ``task.py``
+    is code, and says so: ``gbxcule.tasks.load``). A file cut short or corrupt raises
+    :class:`CheckpointError` naming it."""
     path = Path(path)
     if path.is_dir():
         latest = path / "checkpoints" / "latest.pt"
         if not latest.is_file():
             raise FileNotFoundError(f"no checkpoint in {path} (checkpoints/latest.pt missing)")
         path = latest
-    state = torch.load(path, map_location=map_location, weights_only=False)
-    if state.get("schema") != schemas.CHECKPOINT_SCHEMA:
-        raise ValueError(f"{path}: checkpoint schema {state.get('schema')!r} is not ours")
+    try:
+        with torch.serialization.safe_globals(_allowed_globals()):
+            state = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise CheckpointError(
+            f"{path}: refused: it holds Python objects a checkpoint of ours never does "
+            f"(loading it could run code): {str(exc).splitlines()[0]}"
+        ) from exc
+    except (RuntimeError, EOFError, OSError) as exc:
+        raise CheckpointError(
+            f"{path}: not a complete checkpoint (cut short or corrupt): {str(exc).splitlines()[0]}"
+        ) from exc
+    if not isinstance(state, dict) or state.get("schema") != schemas.CHECKPOINT_SCHEMA:
+        got = state.get("schema") if isinstance(state, dict) else type(state).__name__
+        raise CheckpointError(f"{path}: checkpoint schema {got!r} is not ours")
     return state
+
+
+def newest_valid_checkpoint(run_dir: str | Path) -> tuple[Path, dict[str, Any], list[str]]:
+    """The newest checkpoint of a run that loads: ``latest.pt``, else the ``update_*.pt``
+    files newest first. Returns (path, state, the problems of the ones skipped); raises
+    :class:`CheckpointError` when none loads."""
+    folder = Path(run_dir) / "checkpoints"
+    candidates = [folder / "latest.pt", *sorted(folder.glob("update_*.pt"), reverse=True)]
+    problems = []
+    for path in candidates:
+        if not path.is_file():
+            continue
+        try:
+            return path, load_checkpoint(path), problems
+        except CheckpointError as exc:
+            problems.append(str(exc))
+    raise CheckpointError(f"no checkpoint of {run_dir} loads: {'; '.join(problems)}")

@@ -59,6 +59,9 @@ class TrainConfig:
     threads: int = 0  # Warp CPU worker threads; 0: one per core
     sync_guard: bool = True  # CUDA: torch.cuda.set_sync_debug_mode("error") while enqueueing
     tag: str = "run"
+    tensorboard: bool = True  # <run>/tensorboard/ (rl/monitor.py); needs tensorboard
+    wandb: str = ""  # "", "offline" or "online": Weights & Biases (needs wandb)
+    media_every: int = 25  # updates between screen grids and clips (0: none)
     world_size: int = 1  # processes (torchrun ranks); set by train(), checked on resume
     dist_timeout_s: float = 300.0  # torch.distributed collective timeout (a dead peer)
     debug_nan_at_update: int = -1  # fault injection for the fail-fast tests (-1: off)
@@ -98,6 +101,10 @@ class TrainConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.total_steps <= 0 and self.minutes <= 0:
             raise ValueError("give total_steps > 0 or minutes > 0")
+        if self.wandb not in ("", "offline", "online"):
+            raise ValueError(f"wandb must be '', 'offline' or 'online', got {self.wandb!r}")
+        if int(self.media_every) < 0:
+            raise ValueError(f"media_every must be >= 0, got {self.media_every}")
         if not self.device.startswith(("cpu", "cuda")):
             raise ValueError(f"device must be cpu or cuda[:N], got {self.device!r}")
         return self

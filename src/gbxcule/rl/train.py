@@ -32,9 +32,10 @@ import torch
 
 from gbxcule.rl import distributed, schemas
 from gbxcule.rl.async_ppo import Engine
-from gbxcule.rl.experiment import Run, load_checkpoint
+from gbxcule.rl.experiment import Run, newest_valid_checkpoint, write_json
 from gbxcule.rl.failfast import NonFiniteError, check_tensor, write_failure_bundle
 from gbxcule.rl.models import ConvPolicy
+from gbxcule.rl.monitor import Monitor
 from gbxcule.rl.rollout import make_env
 from gbxcule.rl.schemas import TrainConfig
 from gbxcule.tasks.load import check_overrides, load_run_task, load_task
@@ -96,17 +97,20 @@ def train(
     out: str | Path | None = None,
     resume: str | Path | None = None,
     minutes: float | None = None,
+    total_steps: int | None = None,
     on_update: Callable[[dict[str, Any]], None] | None = None,
     argv: list[str] | None = None,
 ) -> Run:
-    """Train; returns the run. ``minutes`` overrides the config's wall budget for this
-    invocation (a resumed run keeps its config otherwise). Under torchrun, every rank
-    calls this with the same arguments."""
+    """Train; returns the run. With ``resume``, ``total_steps`` extends the run's step
+    budget and ``minutes`` sets its wall budget for this invocation, both written into
+    the run's config.json (a resumed run keeps its config otherwise). Under torchrun,
+    every rank calls this with the same arguments."""
     ctx = distributed.setup(_timeout_s(cfg, resume))
     finished = False
     try:
         distributed.install_sigterm(ctx)
-        run = _train(ctx, cfg, out, resume, minutes, on_update, argv)
+        budget = {"minutes": minutes, "total_steps": total_steps}
+        run = _train(ctx, cfg, out, resume, budget, on_update, argv)
         finished = True
         return run
     finally:
@@ -135,12 +139,19 @@ def _on_main(ctx: distributed.DistContext, fn: Callable[[], Any]) -> Any:
     return value
 
 
-def _resolve_config(ctx, cfg, out, resume) -> dict:
+def _resolve_config(ctx, cfg, out, resume, budget) -> dict:
     if resume is not None:
         run = Run.open(resume)
         run.remove_stale_temp_files()  # a kill -9 mid-write leaves one; never read
         cfg = run.config()
         distributed.check_world_size(cfg.world_size, ctx, f"run {run.path}")
+        changes = {k: v for k, v in budget.items() if v is not None}
+        if len(changes) == 1:  # the budget given governs: steps or minutes
+            other = "minutes" if "total_steps" in changes else "total_steps"
+            changes[other] = 0
+        if changes:  # the run's budget, extended: recorded in its config
+            cfg = dataclasses.replace(cfg, **changes).check()
+            write_json(run.path / "config.json", cfg.to_json())
     else:
         if cfg is None or out is None:
             raise ValueError("train() needs cfg and out, or resume")
@@ -151,7 +162,11 @@ def _resolve_config(ctx, cfg, out, resume) -> dict:
 def _open_run(ctx, cfg: TrainConfig, out, resume, infos) -> tuple[str, dict | None]:
     if resume is not None:
         run = Run.open(resume)
-        ckpt = load_checkpoint(run.path) if run.latest_checkpoint() else None
+        ckpt = None
+        if any((run.path / "checkpoints").glob("*.pt")):
+            path, ckpt, skipped = newest_valid_checkpoint(run.path)
+            for problem in skipped:  # a file cut short by a crash: the one before it
+                print(f"gbxcule train: warning: {problem}; resuming from {path}", file=sys.stderr)
         if ckpt is not None:
             distributed.check_world_size(
                 ckpt.get("world_size", 1), ctx, f"the checkpoint of {run.path}"
@@ -193,8 +208,9 @@ def _checkpoint(engine, run, ctx, cfg, env_steps, rank_states) -> None:
     )
 
 
-def _train(ctx, cfg, out, resume, minutes, on_update, argv) -> Run:
-    cfg = TrainConfig.from_json(_on_main(ctx, lambda: _resolve_config(ctx, cfg, out, resume)))
+def _train(ctx, cfg, out, resume, budget, on_update, argv) -> Run:
+    resolved = _on_main(ctx, lambda: _resolve_config(ctx, cfg, out, resume, budget))
+    cfg = TrainConfig.from_json(resolved)
     device = ctx.device_for(cfg.device)
     ctx.set_envs(cfg.num_envs)
     infos = ctx.all_gather(distributed.rank_info(ctx, device, cfg.num_envs))
@@ -221,50 +237,82 @@ def _train(ctx, cfg, out, resume, minutes, on_update, argv) -> Run:
         start_states = mine["start_states"]
     engine.start(start_states)
     rank_states = ctx.all_gather(env.start_states())
-    budget = cfg.minutes if minutes is None else minutes
-    steps_per_update = cfg.num_envs * cfg.num_steps * ctx.world_size
-    t0 = time.perf_counter()
+    monitor = None
+    if ctx.is_main:
+        monitor = Monitor(run.path, cfg, tensorboard=cfg.tensorboard, wandb=cfg.wandb,
+                          media_every=cfg.media_every)  # fmt: skip
     try:
         _check_hot(engine)
-        while True:
-            done = cfg.total_steps > 0 and env_steps >= cfg.total_steps
-            late = budget > 0 and time.perf_counter() - t0 >= budget * 60
-            if ctx.any(done or late):  # the ranks stop at the same update
-                break
-            distributed.maybe_kill_self(ctx, engine.update)
-            if cfg.anneal_lr and cfg.total_steps > 0:
-                frac = 1.0 - env_steps / cfg.total_steps
-                for group in optimizer.param_groups:
-                    group["lr"] = frac * cfg.lr
-            tu = time.perf_counter()
-            pending = engine.enqueue_update()
-            numbers = engine.finish(pending)
-            wall = time.perf_counter() - tu
-            if numbers.get("nonfinite"):
-                raise NonFiniteError(f"update {pending.update}: non-finite loss or logits")
-            env_steps += steps_per_update
-            record = {
-                "schema": schemas.METRICS_SCHEMA,
-                "run_id": run.run_id,
-                "time": time.time(),
-                "wall_s": wall,
-                "env_steps": env_steps,
-                "sps": steps_per_update / wall,  # every rank's env steps
-                "world_size": ctx.world_size,
-                **numbers,
-            }
-            if ctx.is_main:
-                run.append_metrics(record)
-            _checkpoint(engine, run, ctx, cfg, env_steps, rank_states)
-            if on_update is not None and ctx.is_main:
-                on_update(record)
+        _loop(engine, run, ctx, cfg, env_steps, rank_states, monitor, on_update)
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as exc:
         raise _fail(engine, run, ctx, cfg, infos, exc, argv) from exc
     finally:
         env.backend.close()
+        if monitor is not None:
+            monitor.close()
     return run
+
+
+def _loop(engine, run, ctx, cfg, env_steps, rank_states, monitor, on_update) -> None:
+    """Updates until the step or wall budget is spent (the ranks stop together)."""
+    steps_per_update = cfg.num_envs * cfg.num_steps * ctx.world_size
+    if cfg.total_steps > 0 and env_steps >= cfg.total_steps and ctx.is_main:
+        print(
+            f"gbxcule train: {run.path.name} has trained its {cfg.total_steps:,} env steps; "
+            "pass --total-steps with a larger number (or --minutes) to go on",
+            file=sys.stderr,
+        )
+    t0 = time.perf_counter()
+    start_steps = env_steps
+    while True:
+        done = cfg.total_steps > 0 and env_steps >= cfg.total_steps
+        late = cfg.minutes > 0 and time.perf_counter() - t0 >= cfg.minutes * 60
+        if ctx.any(done or late):  # the ranks stop at the same update
+            return
+        distributed.maybe_kill_self(ctx, engine.update)
+        if cfg.anneal_lr and cfg.total_steps > 0:
+            for group in engine.optimizer.param_groups:
+                group["lr"] = (1.0 - env_steps / cfg.total_steps) * cfg.lr
+        tu = time.perf_counter()
+        pending = engine.enqueue_update()
+        numbers = engine.finish(pending)
+        wall = time.perf_counter() - tu
+        if numbers.get("nonfinite"):
+            raise NonFiniteError(f"update {pending.update}: non-finite loss or logits")
+        env_steps += steps_per_update
+        elapsed = time.perf_counter() - t0
+        record = {
+            "schema": schemas.METRICS_SCHEMA,
+            "run_id": run.run_id,
+            "time": time.time(),
+            "wall_s": wall,
+            "env_steps": env_steps,
+            "sps": steps_per_update / wall,  # every rank's env steps
+            "world_size": ctx.world_size,
+            "elapsed_s": elapsed,
+            "eta_s": _eta(cfg, env_steps - start_steps, env_steps, elapsed),
+            **numbers,
+        }
+        if monitor is not None:
+            monitor.add_recent(record)
+            run.append_metrics(record)
+            monitor.log(record)
+            frames = engine.bufs[pending.buffer].frames
+            monitor.media(int(record["update"]) + 1, env_steps, frames)
+        _checkpoint(engine, run, ctx, cfg, env_steps, rank_states)
+        if on_update is not None and ctx.is_main:
+            on_update(record)
+
+
+def _eta(cfg: TrainConfig, done_here: int, env_steps: int, elapsed: float) -> float | None:
+    """Seconds left of this invocation's budget (None before the first update)."""
+    if cfg.minutes > 0:
+        return max(cfg.minutes * 60 - elapsed, 0.0)
+    if cfg.total_steps > 0 and done_here > 0:
+        return max(cfg.total_steps - env_steps, 0) * elapsed / done_here
+    return None
 
 
 def _fail(engine, run, ctx, cfg, infos, exc, argv) -> TrainingFailed:
@@ -297,16 +345,30 @@ def _fail(engine, run, ctx, cfg, infos, exc, argv) -> TrainingFailed:
     return TrainingFailed(bundle, report)
 
 
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    m, s = divmod(int(seconds), 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
 def progress_line(record: dict[str, Any]) -> str:
-    ret = record.get("episode_return")
+    ret = record.get("episode_return_recent", record.get("episode_return"))
     ret_s = "-" if ret is None else f"{ret:.3f}"
     return (
         f"update {record['update']:5d} | steps {record['env_steps']:,} | "
         f"SPS {record['sps']:,.0f} | return {ret_s} | overlap "
-        f"{record['overlap_efficiency'] or 0:.2f}"
+        f"{record['overlap_efficiency'] or 0:.2f} | {_clock(record.get('elapsed_s'))} "
+        f"elapsed, ETA {_clock(record.get('eta_s'))}"
     )
 
 
-def print_progress(record: dict[str, Any]) -> None:
-    sys.stderr.write("\r" + progress_line(record) + "   ")
-    sys.stderr.flush()
+def print_progress(record: dict[str, Any], stream: Any = None) -> None:
+    """A live line on a terminal; in a log file (not a TTY) one line per update."""
+    stream = sys.stderr if stream is None else stream
+    if stream.isatty():
+        stream.write("\r" + progress_line(record) + "   ")
+    else:
+        stream.write(progress_line(record) + "\n")
+    stream.flush()

@@ -1,0 +1,152 @@
+"""Watching and trusting a run: TensorBoard files read back with TensorBoard's reader,
+W&B offline files, progress lines, running episode means, resume that extends or
+refuses, checkpoints that are cut short or carry code."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from gbxcule.cli import main
+from gbxcule.rl.experiment import CheckpointError, Run, load_checkpoint
+from gbxcule.rl.monitor import RecentEpisodes, tag
+from gbxcule.rl.train import print_progress, progress_line
+
+pytestmark = pytest.mark.api
+
+SMALL = ["--envs", "4", "--steps", "8", "--minibatch", "16", "--epochs", "1", "--no-report"]
+
+
+def _run(out: Path) -> Path:
+    (run,) = [p for p in out.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    return run
+
+
+def test_tensorboard_files_hold_every_metric_and_the_media(tmp_path, capsys):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    # 4 updates of 32 steps: the 100-step episodes finish in the last one
+    argv = ["train", *SMALL, "--steps", "32", "--total-steps", "512", "--media-every", "2"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    run = _run(tmp_path)
+    acc = EventAccumulator(str(run / "tensorboard"), size_guidance={"images": 0, "scalars": 0})
+    acc.Reload()
+    scalars = set(acc.Tags()["scalars"])
+    records = Run.open(run).metrics()
+    for key in ("episode_return_recent", "policy_loss", "sps", "reward/coins", "actor_ms"):
+        assert tag(key) in scalars, (key, sorted(scalars))
+    sps = acc.Scalars("perf/sps")
+    assert [e.step for e in sps] == [r["env_steps"] for r in records]
+    assert [round(e.value, 3) for e in sps] == [round(r["sps"], 3) for r in records]
+    images = set(acc.Tags()["images"])
+    assert {"media/screens", "media/env0"} <= images
+    gif = acc.Images("media/env0")
+    assert [e.step for e in gif] == [r["env_steps"] for r in records[1::2]]  # every 2nd
+    assert gif[-1].encoded_image_string[:6] == b"GIF89a"
+    err = capsys.readouterr().err
+    assert "Module " not in err and "load on device" not in err  # Warp's messages: --verbose
+
+
+def test_wandb_offline_writes_a_run_with_the_metrics(tmp_path, monkeypatch):
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    argv = ["train", *SMALL, "--total-steps", "64", "--wandb", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    run = _run(tmp_path)
+    (offline,) = (run / "wandb").glob("offline-run-*")
+    (log,) = offline.glob("*.wandb")  # wandb's record log, for `wandb sync` later
+    data = log.read_bytes()
+    for key in (b"perf/sps", b"episode/episodes", b"losses/policy_loss", run.name.encode()):
+        assert key in data, key
+
+
+def test_progress_is_a_line_per_update_in_a_log_and_a_live_line_on_a_terminal():
+    record = {"update": 3, "env_steps": 1024, "sps": 512.0, "episode_return_recent": 1.5,
+              "overlap_efficiency": 1.0, "elapsed_s": 65.0, "eta_s": 3725.0}  # fmt: skip
+    assert progress_line(record).endswith("| 1:05 elapsed, ETA 1:02:05")
+
+    class Log(io.StringIO):
+        def __init__(self, tty: bool) -> None:
+            super().__init__()
+            self.tty = tty
+
+        def isatty(self) -> bool:
+            return self.tty
+
+    log, term = Log(False), Log(True)
+    for _ in range(2):
+        print_progress(record, log)
+        print_progress(record, term)
+    assert log.getvalue().count("\n") == 2 and "\r" not in log.getvalue()
+    assert term.getvalue().count("\r") == 2 and "\n" not in term.getvalue()
+
+
+def test_the_running_mean_counts_episodes_not_updates():
+    """Early updates finish only short episodes: the update mean follows them; the
+    running mean weighs every episode once, over the latest >= 100."""
+    recent = RecentEpisodes(k=10)
+    assert recent.add(0, None, None)["episode_return_recent"] is None
+    recent.add(8, 1.0, 10.0)  # 8 short episodes, return 1
+    out = recent.add(2, 10.0, 100.0)  # 2 long ones, return 10
+    assert out["episodes_recent"] == 10 and out["episode_return_recent"] == pytest.approx(2.8)
+    out = recent.add(10, 5.0, 50.0)  # 10 newer episodes alone reach k: the old drop out
+    assert out["episodes_recent"] == 10 and out["episode_return_recent"] == 5.0
+
+
+def test_resume_extends_the_budget_refuses_settings_and_says_when_done(tmp_path, capsys):
+    assert main(["train", *SMALL, "--total-steps", "64", "--out", str(tmp_path)]) == 0
+    run = _run(tmp_path)
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run)]) == 0
+    assert "has trained its 64 env steps" in capsys.readouterr().err
+    assert len(Run.open(run).metrics()) == 2
+    assert main(["train", "--resume", str(run), "--total-steps", "128"]) == 0
+    assert [r["update"] for r in Run.open(run).metrics()] == [0, 1, 2, 3]
+    assert Run.open(run).config().total_steps == 128  # recorded in the run
+    assert main(["train", "--resume", str(run), "--envs", "8", "--lr", "0.1"]) == 2
+    err = capsys.readouterr().err
+    assert "--envs, --lr cannot change on resume" in err
+
+
+def test_a_truncated_checkpoint_is_named_and_resume_falls_back(tmp_path, capsys):
+    argv = ["train", *SMALL, "--total-steps", "96", "--checkpoint-every", "1"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    run = _run(tmp_path)
+    latest = run / "checkpoints" / "latest.pt"
+    latest.write_bytes(latest.read_bytes()[:5000])
+    with pytest.raises(CheckpointError, match=r"latest\.pt: not a complete checkpoint"):
+        load_checkpoint(latest)
+    (run / "checkpoints" / "update_000003.pt").write_bytes(b"\x00" * 100)  # the newest too
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run), "--total-steps", "128"]) == 0
+    err = capsys.readouterr().err
+    assert "warning:" in err and "resuming from" in err and "update_000002.pt" in err
+    assert [r["update"] for r in Run.open(run).metrics()] == [0, 1, 2, 3]
+
+
+class Boom:
+    def __reduce__(self):
+        return (print, ("this ran",))
+
+
+def test_a_checkpoint_that_carries_code_is_refused(tmp_path, capsys):
+    """``weights_only=True``: a shared checkpoint cannot run code when eval opens it."""
+    assert main(["train", *SMALL, "--total-steps", "32", "--out", str(tmp_path)]) == 0
+    run = _run(tmp_path)
+    latest = run / "checkpoints" / "latest.pt"
+    state = load_checkpoint(latest)
+    state["extra"] = Boom()
+    torch.save(state, latest)
+    assert zipfile.is_zipfile(latest)
+    capsys.readouterr()
+    with pytest.raises(CheckpointError, match="refused: it holds Python objects"):
+        load_checkpoint(latest)
+    assert main(["eval", str(run), "--episodes", "1"]) == 2
+    out = capsys.readouterr()
+    assert "this ran" not in out.out + out.err and "refused" in out.err
+    with pytest.raises(pickle.UnpicklingError):
+        torch.load(latest, weights_only=True)
