@@ -16,6 +16,7 @@ from bench.roms.suite.demo import expected_frame
 from gbxcule.asm import build_rom
 from gbxcule.cli import COMMANDS, main, record, rollout
 from gbxcule.cli import demo as demo_cli
+from gbxcule import images
 from gbxcule.cli.rollout import random_actions
 from gbxcule.core.actions import get_codec
 from gbxcule.core.cartridge import CART_TYPE_OFFSET, HEADER_CHECKSUM_OFFSET, header_checksum
@@ -103,7 +104,7 @@ def _frame_inputs(actions: np.ndarray) -> list[int]:
 
 def _tile(grid: np.ndarray, k: int, cols: int) -> np.ndarray:
     r, c = divmod(k, cols)
-    y, x = r * (144 + demo_cli.GAP), c * (160 + demo_cli.GAP)
+    y, x = r * (144 + images.GAP), c * (160 + images.GAP)
     return grid[y : y + 144, x : x + 160]
 
 
@@ -133,8 +134,8 @@ def test_demo_writes_grid_and_gif_that_match_the_game_model(tmp_path, capsys, ba
     # Every env's WRAM (as printed) and final picture follow the game's rules from its actions:
     # the game ticks once a frame after its setup frames; the picture lags two ticks.
     grid = np.asarray(Image.open(png))
-    cols = demo_cli.grid_cols(envs)
-    assert grid.shape == (2 * 144 + demo_cli.GAP, 2 * 160 + demo_cli.GAP)
+    cols = images.grid_cols(envs)
+    assert grid.shape == (2 * 144 + images.GAP, 2 * 160 + images.GAP)
     actions = random_actions(steps, envs, demo_cli.CODEC, seed=0)
     table = _parse_table(out)
     assert sorted(table) == list(range(envs))
@@ -149,19 +150,19 @@ def test_demo_writes_grid_and_gif_that_match_the_game_model(tmp_path, capsys, ba
     assert len({(x, y) for _, x, y, _ in table.values()}) > 1  # the random walks differ
 
     frames, ms = _gif_frames(gif)
-    assert frames[0].shape == (2 * (2 * 144 + demo_cli.GAP), 2 * (2 * 160 + demo_cli.GAP))
+    assert frames[0].shape == (2 * (2 * 144 + images.GAP), 2 * (2 * 160 + images.GAP))
     assert ms == _gif_ms(steps)
 
 
 def test_demo_tile_grid_layout():
     frames = [np.full((144, 160), k, dtype=np.uint8) for k in range(3)]
-    grid = demo_cli.tile_frames(frames, cols=2)
-    assert grid.shape == (2 * 144 + demo_cli.GAP, 2 * 160 + demo_cli.GAP)
+    grid = images.tile_frames(frames, cols=2)
+    assert grid.shape == (2 * 144 + images.GAP, 2 * 160 + images.GAP)
     for k in range(3):
         assert (_tile(grid, k, 2) == k).all()
-    assert (_tile(grid, 3, 2) == demo_cli.GAP_SHADE).all()  # the empty slot
-    assert (grid[144 : 144 + demo_cli.GAP] == demo_cli.GAP_SHADE).all()
-    assert demo_cli.grid_cols(64) == 8 and demo_cli.grid_cols(1) == 1
+    assert (_tile(grid, 3, 2) == images.GAP_SHADE).all()  # the empty slot
+    assert (grid[144 : 144 + images.GAP] == images.GAP_SHADE).all()
+    assert images.grid_cols(64) == 8 and demo_cli.grid_cols(1) == 1
 
 
 def test_demo_refuses_cuda_without_a_device(capsys, monkeypatch):
@@ -201,7 +202,7 @@ def test_record_replays_a_demo_env(tmp_path, capsys):
     frames, ms = _gif_frames(out)
     assert ms == _gif_ms(steps) and frames[-1].shape == (288, 320)  # scale 2
     last = frames[-1][::2, ::2]
-    assert np.array_equal(last, _tile(grid, env, demo_cli.grid_cols(envs)))
+    assert np.array_equal(last, _tile(grid, env, images.grid_cols(envs)))
 
 
 def test_record_from_an_actions_file(tmp_path, capsys):

@@ -150,3 +150,23 @@ def test_a_checkpoint_that_carries_code_is_refused(tmp_path, capsys):
     assert "this ran" not in out.out + out.err and "refused" in out.err
     with pytest.raises(pickle.UnpicklingError):
         torch.load(latest, weights_only=True)
+
+
+def test_eval_reports_baselines_a_grid_video_and_record_replays_a_policy(tmp_path, capsys):
+    from PIL import Image
+
+    assert main(["train", *SMALL, "--total-steps", "32", "--out", str(tmp_path)]) == 0
+    run = _run(tmp_path)
+    capsys.readouterr()
+    gif = tmp_path / "grid.gif"
+    argv = ["eval", str(run), "--episodes", "4", "--baseline", "--gif", str(gif), "--video", "4"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "random: mean return" in out and "best constant action (" in out
+    assert Image.open(gif).size == (2 * 160 + 2, 2 * 144 + 2)  # 4 envs, 2 x 2, 2 px apart
+    clip = tmp_path / "policy.gif"
+    assert main(["record", "--policy", str(run), "--out", str(clip)]) == 0
+    assert "return" in capsys.readouterr().out
+    image = Image.open(clip)
+    assert image.size == (160, 144) and image.n_frames > 10  # (GIFs merge equal frames)
+    assert main(["record", "--policy", str(run), "--out", str(tmp_path / "x.mp4")]) == 2

@@ -7,6 +7,7 @@ written atomically (``gbxcule.files.write_atomic``).
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 
 import numpy as np
@@ -49,3 +50,29 @@ def write_gif(
 ) -> Path:
     """:func:`gif_bytes` into ``path``, atomically."""
     return write_atomic(path, gif_bytes(frames, scale, frame_ms))
+
+
+GAP = 2  # pixels of black between tiles
+GAP_SHADE = 3
+
+
+def grid_cols(n: int) -> int:
+    """Columns of a near-square grid of ``n`` tiles (8 for 64)."""
+    return max(1, math.ceil(math.sqrt(n)))
+
+
+def tile_frames(frames: list[np.ndarray], cols: int | None = None) -> np.ndarray:
+    """Shade frames (one size) tiled row-major, ``cols`` per row (default near-square),
+    ``GAP`` black pixels apart: the demo's grids, eval's and TensorBoard's."""
+    if not frames:
+        raise ValueError("tile_frames needs at least one frame")
+    cols = cols or grid_cols(len(frames))
+    h, w = frames[0].shape
+    rows = -(-len(frames) // cols)
+    grid = np.full(
+        (rows * h + (rows - 1) * GAP, cols * w + (cols - 1) * GAP), GAP_SHADE, dtype=np.uint8
+    )
+    for k, frame in enumerate(frames):
+        r, c = divmod(k, cols)
+        grid[r * (h + GAP) : r * (h + GAP) + h, c * (w + GAP) : c * (w + GAP) + w] = frame
+    return grid

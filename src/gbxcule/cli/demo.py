@@ -31,14 +31,12 @@ from gbxcule.cli.rollout import (
 )
 from gbxcule.demo import game
 from gbxcule.demo.rom import demo_rom_path
-from gbxcule.images import write_gif, write_png
+from gbxcule.images import grid_cols, tile_frames, write_gif, write_png
 
 HELP = "run N envs of the demo game; print steps/s, write a PNG grid and a GIF"
 CODEC = "pokemonred_puffer_v1"
 FRAMES_PER_STEP = 24
 RELEASE_AFTER_FRAMES = 8
-GAP = 2  # pixels of black between tiles
-GAP_SHADE = 3
 SHOWN_ENVS = 8  # env lines printed
 
 
@@ -73,26 +71,6 @@ class DemoResult:
     def fps(self) -> float:
         """Emulated frames per second, all envs together."""
         return self.sps * FRAMES_PER_STEP
-
-
-def tile_frames(frames: list[np.ndarray], cols: int) -> np.ndarray:
-    """Shade frames ``[144, 160]`` tiled row-major, ``cols`` per row, ``GAP`` pixels apart."""
-    if not frames:
-        raise ValueError("tile_frames needs at least one frame")
-    h, w = frames[0].shape
-    rows = -(-len(frames) // cols)
-    grid = np.full(
-        (rows * h + (rows - 1) * GAP, cols * w + (cols - 1) * GAP), GAP_SHADE, dtype=np.uint8
-    )
-    for k, frame in enumerate(frames):
-        r, c = divmod(k, cols)
-        grid[r * (h + GAP) : r * (h + GAP) + h, c * (w + GAP) : c * (w + GAP) + w] = frame
-    return grid
-
-
-def grid_cols(n: int) -> int:
-    """Columns of a near-square grid of ``n`` tiles (8 for 64)."""
-    return max(1, math.ceil(math.sqrt(n)))
 
 
 def read_env(backend: Any, env: int) -> EnvSummary:

@@ -22,6 +22,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--gif", default=None, help="write env 0's episode as a GIF here")
     p.add_argument(
+        "--video", type=int, default=1, metavar="N", help="the GIF shows N envs in a grid (1)"
+    )
+    p.add_argument(
         "--state",
         action="append",
         default=None,
@@ -31,7 +34,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--baseline",
         action="store_true",
-        help="also play a uniformly random policy on the same starts and seeds",
+        help="also play a uniformly random policy and the best constant action, on the same "
+        "starts and seeds",
     )
 
 
@@ -43,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
     torch.set_num_threads(1)  # see TrainConfig.torch_threads
 
     common = dict(episodes=args.episodes, backend=args.backend, seed=args.seed, starts=args.state)
-    rows = evaluate_episodes(args.run_dir, deterministic=args.deterministic, gif=args.gif, **common)
+    rows = evaluate_episodes(
+        args.run_dir, deterministic=args.deterministic, gif=args.gif, gif_envs=args.video, **common
+    )
     print(summary_line("policy", rows, args.backend))
     if len({(r["return"], r["length"]) for r in rows}) == 1 and len(rows) > 1:
         print(
@@ -51,8 +57,18 @@ def run(args: argparse.Namespace) -> int:
             "start gives one episode; add start states or sticky actions to the task"
         )
     if args.baseline:
-        print(summary_line("random", evaluate_episodes(args.run_dir, policy="random", **common),
-                           args.backend))  # fmt: skip
+        baseline = evaluate_episodes(args.run_dir, policy="random", **common)
+        print(summary_line("random", baseline, args.backend))
+        from gbxcule.tasks import load_run_task
+
+        best = None
+        for k in range(load_run_task(args.run_dir).codec.num_actions):
+            got = evaluate_episodes(args.run_dir, policy=f"constant:{k}", **common)
+            mean = statistics.fmean(r["return"] for r in got)
+            if best is None or mean > best[0]:
+                best = (mean, k, got)
+        assert best is not None
+        print(summary_line(f"best constant action ({best[1]})", best[2], args.backend))
     return EXIT_OK
 
 

@@ -201,7 +201,13 @@ def _load_state(emu: Any, name: str, state: Path) -> None:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("rom", type=Path, help="ROM file")
+    p.add_argument("rom", type=Path, nargs="?", help="ROM file (not with --policy)")
+    p.add_argument(
+        "--policy",
+        type=Path,
+        metavar="RUN",
+        help="replay a trained policy (a run directory): one episode of its task, env 0",
+    )
     p.add_argument("--state", type=Path, help="save state to start from (backends with load_state)")
     p.add_argument("--actions", type=Path, help="action ids: text (one per line) or .npy")
     p.add_argument("--env", type=int, default=0, help="env whose actions are replayed (default 0)")
@@ -229,6 +235,10 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.policy is not None:
+        return record_policy(args)
+    if args.rom is None:
+        raise RolloutError("give a ROM file, or --policy RUN to replay a trained policy")
     out = args.out or Path("out/record") / f"{args.rom.stem}_env{args.env}.gif"
     path, count, name = record(
         args.rom,
@@ -248,4 +258,23 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend,
     )
     print(f"recorded env {args.env} on {name}: {count} frames (one per step) -> {path}")
+    return 0
+
+
+def record_policy(args: argparse.Namespace) -> int:
+    """One episode of the run's task played by its policy, env 0's full screen as a GIF
+    (``--state`` starts it there instead of the task's pool; ``--seed`` seeds sampling)."""
+    from gbxcule.rl.evaluate import evaluate_episodes
+
+    if args.rom is not None:
+        raise RolloutError("--policy replays the run's own task and ROM: give no ROM file")
+    out = args.out or Path("out/record") / f"{args.policy.name}.gif"
+    if out.suffix != ".gif":
+        raise RolloutError(f"--policy writes a GIF, not {out.suffix or 'no suffix'}: {out}")
+    starts = None if args.state is None else [args.state]
+    (row,) = evaluate_episodes(args.policy, episodes=1, seed=args.seed, gif=out, starts=starts)
+    print(
+        f"recorded the policy of {args.policy.name}: return {row['return']:.3f} over "
+        f"{row['length']} steps -> {out}"
+    )
     return 0

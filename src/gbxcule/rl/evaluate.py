@@ -55,7 +55,7 @@ def _frames(b: Any, backend: str, step: int) -> torch.Tensor:
     return b.pixels_torch()
 
 
-POLICIES = ("trained", "random")
+POLICIES = ("trained", "random", "constant:K")
 
 
 def evaluate(
@@ -94,15 +94,15 @@ def evaluate_episodes(
     gif: str | Path | None = None,
     starts: list[str | Path] | None = None,
     policy: str = "trained",
+    gif_envs: int = 1,
 ) -> list[dict[str, Any]]:
     """One row per episode: ``return``, its ``terms`` (each reward term's part), ``length``
     and the ``start`` (index into the pool, or into ``starts``: held-out start states). ``policy="random"`` plays uniformly random
     actions on the same starts with the same generator (a baseline in the same run)."""
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     run = Run.open(run_dir)
     cfg = run.config()
     task = load_run_task(run.path)
+    constant = _constant_action(policy, task.codec.num_actions)
     agent = load_policy(run.path) if policy == "trained" else None
     gen = torch.Generator().manual_seed(seed)
     session = _session(task, cfg, episodes, backend, seed, starts)
@@ -114,7 +114,8 @@ def evaluate_episodes(
         total = torch.zeros(episodes, dtype=torch.float64)
         terms = torch.zeros((episodes, len(task.terms)), dtype=torch.float64)
         length = torch.zeros(episodes, dtype=torch.int64)
-        shots = [b.frame_shades(0)] if gif is not None else []
+        shown = range(min(gif_envs, episodes))
+        shots = [_shot(b, shown)] if gif is not None else []
         for step in range(task.max_steps):
             if agent is not None:
                 frames = _frames(b, backend, step)
@@ -122,6 +123,8 @@ def evaluate_episodes(
                 actions = agent.act(
                     frames, generator=gen, deterministic=deterministic, features=feats
                 )
+            elif constant is not None:
+                actions = torch.full((episodes,), constant, dtype=torch.int64)
             else:
                 actions = torch.randint(0, task.codec.num_actions, (episodes,), generator=gen)
             reward, terminated, truncated = session.step(actions)
@@ -129,8 +132,8 @@ def evaluate_episodes(
             terms += session.runtime.last_terms.to(torch.float64).cpu() * alive[:, None]
             length += alive.to(torch.int64)
             alive &= ~(terminated | truncated).cpu()
-            if gif is not None and alive[0]:
-                shots.append(b.frame_shades(0))
+            if gif is not None and alive[: len(shown)].any():
+                shots.append(_shot(b, shown))
             if not alive.any():
                 break
     finally:
@@ -140,7 +143,7 @@ def evaluate_episodes(
 
         frame_ms = max(20, round(1000 * task.frames_per_step / FRAMES_PER_SECOND))
         write_gif(shots, gif, scale=1, frame_ms=frame_ms)
-    names = list(task.terms)
+    names = list(task.terms)  # the episodes' rows, each term's part of the return
     return [
         {
             "episode": e,
@@ -188,3 +191,22 @@ def plot_learning_curve(run_dir: str | Path, path: str | Path | None = None) -> 
     fig.savefig(buf, format="png", bbox_inches="tight")
     plt.close(fig)
     return write_atomic(path or run.path / "learning_curve.png", buf.getvalue())
+
+
+def _constant_action(policy: str, num_actions: int) -> int | None:
+    if policy in ("trained", "random"):
+        return None
+    kind, _, value = str(policy).partition(":")
+    if kind != "constant" or not value.isdigit() or not int(value) < num_actions:
+        raise ValueError(
+            f"policy must be one of trained, random or constant:K (K < {num_actions}), "
+            f"got {policy!r}"
+        )
+    return int(value)
+
+
+def _shot(backend: Any, envs: range) -> Any:
+    from gbxcule.images import tile_frames
+
+    frames = [backend.frame_shades(e) for e in envs]
+    return frames[0] if len(frames) == 1 else tile_frames(frames)

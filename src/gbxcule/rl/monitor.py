@@ -77,21 +77,14 @@ class RecentEpisodes:
 
 def screen_grid(frames: torch.Tensor, obs_format: str, envs: int = GRID_ENVS) -> np.ndarray:
     """uint8 ``[H, W]`` grey image: the first ``envs`` frames ``[N, 72, W]`` in a grid."""
+    from gbxcule.images import tile_frames
+
     f = frames[:envs].detach().cpu()
     if obs_format == "packed2":
         from gbxcule.rl.models import unpack_packed2
 
         f = unpack_packed2(f)
-    shades = f.numpy()
-    n = shades.shape[0]
-    cols = int(np.ceil(np.sqrt(n)))
-    rows = int(np.ceil(n / cols))
-    grid = np.zeros((rows * (px.DOWN_H + 2), cols * (px.DOWN_W + 2)), dtype=np.uint8)
-    for i in range(n):
-        r, c = divmod(i, cols)
-        y, x = r * (px.DOWN_H + 2), c * (px.DOWN_W + 2)
-        grid[y : y + px.DOWN_H, x : x + px.DOWN_W] = 255 - shades[i] * 85  # shade 0: white
-    return grid
+    return px.shades_to_grey(tile_frames(list(f.numpy())))
 
 
 def clip_gif(frames: torch.Tensor, obs_format: str, env: int = 0) -> bytes:
