@@ -13,10 +13,10 @@ import pytest
 from PIL import Image
 
 from bench.roms.suite.demo import expected_frame
+from gbxcule import images
 from gbxcule.asm import build_rom
 from gbxcule.cli import COMMANDS, main, record, rollout
 from gbxcule.cli import demo as demo_cli
-from gbxcule import images
 from gbxcule.cli.rollout import random_actions
 from gbxcule.core.actions import get_codec
 from gbxcule.core.cartridge import CART_TYPE_OFFSET, HEADER_CHECKSUM_OFFSET, header_checksum
