@@ -4,6 +4,7 @@ demo game's model, MP4 refusal/encoding, and the command list."""
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -330,3 +331,18 @@ def test_record_refuses_bad_arguments(tmp_path, capsys):
     assert "ROM file not found" in capsys.readouterr().err
     assert main(["record", rom, "--env", "64", "--out", str(tmp_path / "x.gif")]) == 2
     assert "--env 64" in capsys.readouterr().err
+
+
+def test_commands_hide_warps_messages_unless_verbose(tmp_path):
+    """Warp's module loads and its no-GPU-driver warning stay out of a command's output
+    (--verbose shows them); the command's own output is all there."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"),
+    }
+    cmd = [sys.executable, "-m", "gbxcule", "demo", "--envs", "1", "--steps", "1", "--out",
+           str(tmp_path)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Warp" not in done.stdout + done.stderr and "load on device" not in done.stderr
+    assert "demo game: 1 envs" in done.stdout

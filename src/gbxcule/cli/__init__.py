@@ -47,11 +47,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+NO_DRIVER = "Warp CUDA warning: Could not find or load the NVIDIA CUDA driver."
+
+
 def quiet_warp(verbose: bool) -> None:
-    """Warp logs every module load at INFO; a command shows them only with --verbose."""
+    """Warp logs every module load at INFO, and its native init warns on every start of a
+    machine without a GPU driver: a command shows both only with --verbose (anything
+    else the init prints still shows)."""
     import warp
 
     warp.config.log_level = warp.LOG_INFO if verbose else warp.LOG_WARNING
+    if verbose:
+        return
+    import os
+    import tempfile
+
+    with tempfile.TemporaryFile() as caught:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(caught.fileno(), 2)
+        try:
+            warp.init()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        caught.seek(0)
+        lines = caught.read().decode(errors="replace").splitlines()
+    for line in lines:
+        if not line.startswith(NO_DRIVER):
+            print(line, file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -50,6 +50,9 @@ def run(args: argparse.Namespace) -> int:
     rows = evaluate_episodes(
         args.run_dir, deterministic=args.deterministic, gif=args.gif, gif_envs=args.video, **common
     )
+    print("episode  start    return  length")
+    for r in rows:
+        print(f"{r['episode']:7d}  {r['start']:5d}  {r['return']:8.3f}  {r['length']:6d}")
     print(summary_line("policy", rows, args.backend))
     if len({(r["return"], r["length"]) for r in rows}) == 1 and len(rows) > 1:
         print(
