@@ -13,14 +13,13 @@ Usage: python -m bench.monitor_cost [--updates 6] [--envs 64] [--out DIR]
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from gbxcule.files import write_atomic
+from bench.report import write_report
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "monitor-cost"
 
@@ -82,8 +81,6 @@ def main(argv: list[str] | None = None) -> int:
             media_every=1,
         ),  # fmt: skip
     ]
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_atomic(args.out / "results.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode())
     lines = [
         f"# Monitoring cost per update ({args.envs} envs, 128-step rollouts, CPU)",
         "",
@@ -95,9 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             f"| {r['label']} | {r['update_ms']:,.0f} | {r['log_ms']:.2f} | {r['media_ms']:.2f} "
             f"| {r['share']:.2%} |"
         )
-    text = "\n".join(lines) + "\n"
-    write_atomic(args.out / "summary.md", text.encode())
-    print(text)
+    write_report(args.out, rows, lines)
     return 0
 
 

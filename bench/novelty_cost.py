@@ -12,7 +12,6 @@ Usage: python -m bench.novelty_cost [--envs 64,16384] [--bits 16] [--device cpu]
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import torch
 
 from bench.machine_info import versions
-from gbxcule.files import write_atomic
+from bench.report import write_report
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "novelty-cost"
 
@@ -67,8 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     rows = [time_visits(int(n), args.bits, args.device, args.steps) for n in args.envs.split(",")]
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_atomic(args.out / "results.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode())
     lines = [
         f"# Novelty: the visited set's memory and time ({args.device}, bits={args.bits}, "
         "1 Torch thread)",
@@ -81,9 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             f"| {r['envs']:,} | {r['bytes_per_env']:,.0f} | {r['bytes_total'] / 2**20:,.1f} MiB "
             f"| {r['ms_per_step']:.3f} | {r['ns_per_env_step']:.1f} |"
         )
-    text = "\n".join(lines) + "\n"
-    write_atomic(args.out / "summary.md", text.encode())
-    print(text)
+    write_report(args.out, rows, lines)
     return 0
 
 

@@ -3,8 +3,8 @@
 No browser here to screenshot TensorBoard with: this reads ``RUN/tensorboard`` through
 ``EventAccumulator`` (what TensorBoard's server uses) and draws what its Scalars and
 Images tabs would show for the main tags: the running episode return, SPS, the policy
-loss, each reward term, and the latest screens grid. Writes ``tensorboard.png`` and
-``summary.md`` (every tag with its point count) to ``--out``.
+loss, each reward term, and the latest screens grid. Writes ``tensorboard.png``,
+``results.jsonl`` and ``summary.md`` (every tag with its point count) to ``--out``.
 
 Usage: python -m bench.tensorboard_readback RUN_DIR [--out DIR]
 """
@@ -16,6 +16,7 @@ import io
 import sys
 from pathlib import Path
 
+from bench.report import write_report
 from gbxcule.files import write_atomic
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "tensorboard-readback"
@@ -59,19 +60,23 @@ def main(argv: list[str] | None = None) -> int:
     plt.close(fig)
     args.out.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out / "tensorboard.png", buf.getvalue())
+    rows = [
+        {
+            "tag": t,
+            "kind": kind,
+            "points": len(acc.Scalars(t) if kind == "scalars" else acc.Images(t)),
+        }
+        for kind in ("scalars", "images")
+        for t in sorted(tags[kind])
+    ]
     lines = [
         f"# TensorBoard tags of `{args.run.name}`",
         "",
         "| tag | kind | points |",
         "|---|---|---:|",
     ]
-    for kind in ("scalars", "images"):
-        for t in sorted(tags[kind]):
-            count = len(acc.Scalars(t) if kind == "scalars" else acc.Images(t))
-            lines.append(f"| {t} | {kind} | {count} |")
-    text = "\n".join(lines) + "\n"
-    write_atomic(args.out / "summary.md", text.encode())
-    print(text)
+    lines += [f"| {r['tag']} | {r['kind']} | {r['points']} |" for r in rows]
+    write_report(args.out, rows, lines)
     return 0
 
 

@@ -58,30 +58,9 @@ def _frames(b: Any, backend: str, step: int) -> torch.Tensor:
 POLICIES = ("trained", "random", "constant:K")
 
 
-def evaluate(
-    run_dir: str | Path,
-    *,
-    episodes: int = 16,
-    backend: str = "warp",
-    deterministic: bool = False,
-    seed: int = 0,
-    gif: str | Path | None = None,
-    starts: list[str | Path] | None = None,
-    policy: str = "trained",
-) -> list[float]:
-    """Returns of ``episodes`` fresh episodes (sampled actions unless ``deterministic``);
-    :func:`evaluate_episodes` has their lengths and starts too."""
-    rows = evaluate_episodes(
-        run_dir,
-        episodes=episodes,
-        backend=backend,
-        deterministic=deterministic,
-        seed=seed,
-        gif=gif,
-        starts=starts,
-        policy=policy,
-    )
-    return [r["return"] for r in rows]
+def evaluate(run_dir: str | Path, **kwargs: Any) -> list[float]:
+    """The returns of :func:`evaluate_episodes` (same arguments)."""
+    return [r["return"] for r in evaluate_episodes(run_dir, **kwargs)]
 
 
 def evaluate_episodes(
