@@ -156,11 +156,19 @@ def test_device_gather_reads_every_region_as_the_cpu_sees_it(banked):
     banked.write_memory(1, 0x4000, 2)
 
 
-def test_host_reads_equal_the_device_gather(banked):
-    reads = [U16(0xC123), U8(0xFF90), U8(0xA010)]
-    dev, host = DeviceMemory(banked, reads).gather(), HostMemory(banked, reads).gather()
-    for r in reads:
-        assert torch.equal(dev[r], host[r])
+def test_host_reads_equal_the_device_gather(banked, monkeypatch):
+    calls = []
+    real = banked.read_memory
+    monkeypatch.setattr(banked, "read_memory", lambda *a: calls.append(a) or real(*a))
+    for reads, per_env in (
+        ([U16(0xC123), U8(0xFF90), U8(0xA010)], 3),  # far apart: a call per read
+        ([U16(0xC123), U8(0xC200), BitCount(0xC100, 4)], 1),  # one span: a call an env
+    ):
+        calls.clear()
+        dev, host = DeviceMemory(banked, reads).gather(), HostMemory(banked, reads).gather()
+        assert len(calls) == per_env * banked.num_envs
+        for r in reads:
+            assert torch.equal(dev[r], host[r])
     with pytest.raises(ReadError, match="Warp backends only"):
         HostMemory(banked, [U8(0xA010, bank=1)])
 

@@ -186,7 +186,7 @@ class GbxVectorEnv(VectorEnv):
             reward, term, trunc = self.task.after_step()
             reward = reward.masked_fill(auto, 0.0)
             term, trunc = term & ~auto, trunc & ~auto
-            self.task.steps.masked_fill_(auto, 0)
+            self.task.discard_step(auto)
             self._render()
             self._stack.push(self._frame)
             restart_stacks(self._stack, auto)

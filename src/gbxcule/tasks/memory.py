@@ -13,12 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import torch
 
 from gbxcule.core import memory_layout as ml
 from gbxcule.tasks.reads import Read, ReadError
 
 CART_RAM_SPAN = (0xA000, 0xC000)
+HOST_SPAN = 0x2000  # host reads of all a task's values in one call when they span this
 DEVICE_SPANS = (  # CPU address span -> offset of its first byte in the RAM row
     (0x8000, 0xA000, ml.VRAM_OFF, "VRAM"),
     (0xC000, 0xE000, ml.WRAM_OFF, "WRAM"),
@@ -167,13 +169,21 @@ class HostMemory:
             self.addrs.append((read, addr))
 
     def gather(self) -> dict[Read, torch.Tensor]:
+        """One ``read_memory`` an env over the span of all reads when it is short (a worker
+        process answers each call: the calls, not the bytes, cost), else one a read."""
         n = self.backend.num_envs
+        if not self.addrs:
+            return {}
+        lo = min(a for _, a in self.addrs)
+        hi = max(a + r.size for r, a in self.addrs)
+        if hi - lo <= HOST_SPAN:
+            rows = np.stack([self.backend.read_memory(e, lo, hi) for e in range(n)])
+            block = torch.from_numpy(rows.astype(np.int64))
+            return {r: block[:, a - lo : a - lo + r.size] for r, a in self.addrs}
         out = {}
         for read, addr in self.addrs:
-            rows = [self.backend.read_memory(e, addr, addr + read.size) for e in range(n)]
-            out[read] = torch.tensor([list(r) for r in rows], dtype=torch.int64).reshape(
-                n, read.size
-            )
+            rows = np.stack([self.backend.read_memory(e, addr, addr + read.size) for e in range(n)])
+            out[read] = torch.from_numpy(rows.astype(np.int64))
         return out
 
 

@@ -147,6 +147,13 @@ class TaskRuntime:
         if self.noop is not None:
             self.buffers["last_action"].masked_fill_(m, self.noop)
 
+    def discard_step(self, mask: torch.Tensor) -> None:
+        """The envs in ``mask`` were restored after the launch (a Gymnasium ``next_step``
+        autoreset): their step does not count; they start at step 0 with no return."""
+        self.buffers["steps"].masked_fill_(mask, 0)
+        self.buffers["ep_return"].masked_fill_(mask, 0.0)
+        self.buffers["ep_terms"].masked_fill_(mask[:, None], 0.0)
+
     def after_reset(self, done: torch.Tensor) -> None:
         """The envs in ``done`` were restored to a start state: new episodes."""
         self.begin(done)
