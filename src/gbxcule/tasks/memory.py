@@ -21,6 +21,13 @@ from gbxcule.tasks.reads import Read, ReadError
 
 CART_RAM_SPAN = (0xA000, 0xC000)
 HOST_SPAN = 0x2000  # host reads of all a task's values in one call when they span this
+# IO registers whose value is what the CPU last wrote, kept as is in the row's IO page:
+# readable as task values (a scrolling game's camera: SCX/SCY). The others (DIV, TIMA, LY,
+# STAT, IF, the joypad, sound) are computed when the CPU reads them, with side effects.
+STORED_IO = {
+    0xFF01: "SB", 0xFF06: "TMA", 0xFF40: "LCDC", 0xFF42: "SCY", 0xFF43: "SCX", 0xFF45: "LYC",
+    0xFF47: "BGP", 0xFF48: "OBP0", 0xFF49: "OBP1", 0xFF4A: "WY", 0xFF4B: "WX",
+}  # fmt: skip
 DEVICE_SPANS = (  # CPU address span -> offset of its first byte in the RAM row
     (0x8000, 0xA000, ml.VRAM_OFF, "VRAM"),
     (0xC000, 0xE000, ml.WRAM_OFF, "WRAM"),
@@ -64,6 +71,8 @@ def resolve(backend: Any, read: Read) -> tuple[int, int | None]:
         raise ReadError(f"bank={bank} applies to cartridge RAM (0xA000-0xBFFF), not {addr:#06x}")
     if any(lo <= addr and end <= hi for lo, hi, _, _ in DEVICE_SPANS):
         return addr, None
+    if all(a in STORED_IO for a in range(addr, end)):
+        return addr, None
     raise ReadError(_where_refused(addr, read.size))
 
 
@@ -72,9 +81,11 @@ def _where_refused(addr: int, size: int) -> str:
     if addr < 0x8000:
         return f"{what}: ROM does not change; a task reads RAM (VRAM, WRAM, OAM, HRAM, cart RAM)"
     if 0xFF00 <= addr < 0xFF80 or addr == 0xFFFF:
+        readable = ", ".join(f"{n} ({a:#06x})" for a, n in STORED_IO.items())
         return (
-            f"{what}: IO registers are computed when the CPU reads them and are not task "
-            "reads; read the RAM copy the game keeps"
+            f"{what}: this IO register is computed when the CPU reads it (with side "
+            f"effects), so it is no task read; these are: {readable}; else read the RAM "
+            "copy the game keeps"
         )
     return f"{what} do not lie in one region (VRAM, WRAM, echo, OAM, HRAM or cart RAM)"
 
@@ -111,6 +122,8 @@ class DeviceMemory:
                             f"{cart_bytes // 0x2000} bank(s) of RAM"
                         )
                     fixed.append(ml.CART_RAM_OFF + off)
+                elif a in STORED_IO:
+                    fixed.append(ml.IO_OFF + a - 0xFF00)
                 else:
                     lo, off = next((lo, off) for lo, hi, off, _ in DEVICE_SPANS if lo <= a < hi)
                     fixed.append(off + a - lo)
