@@ -323,3 +323,54 @@ def test_novelty_over_many_keys_counts_like_a_python_set():
     want = torch.tensor([len(s) for s in seen], dtype=torch.float32)
     assert (want - got).abs().max() <= 2  # 1,600 keys in 65,536 entries: a rare collision
     assert torch.equal(bufs["count"].float(), got)
+
+
+def test_a_swarm_copies_the_best_env_that_reached_the_milestone(torn_rom):
+    """Every ``every`` steps, the envs that have not reached the milestone become copies
+    of the one that has with the best return: machine and task buffers; none move while
+    none (or all) have reached it."""
+    from gbxcule.tasks import Swarm
+
+    task = _task(swarm=Swarm(reached=lambda r: r["count"] >= 0x4000, every=4))
+    session = _session(torn_rom, task, n=3)
+    b, rt = session.backend, session.runtime
+    try:
+        session.start()
+        for _ in range(3):
+            session.step(torch.zeros(3, dtype=torch.int64))
+        assert session.swarm(3) is None  # not a multiple of 4: no check
+        assert not session.swarm(4).any()  # nobody reached it
+        for e, count in ((0, 0x4000), (1, 0x5000)):
+            b.write_memory(e, 0xC000, count.to_bytes(2, "little"))
+        rt.buffers["ep_return"].copy_(torch.tensor([1.0, 5.0, 9.0]))  # env 2: best, not reached
+        mask = session.swarm(8)
+        assert mask.tolist() == [False, False, True]
+        assert torch.equal(b.mem_torch()[2], b.mem_torch()[1])  # env 1: the best that reached
+        assert rt.buffers["ep_return"].tolist() == [1.0, 5.0, 5.0]
+        for e in range(3):
+            b.write_memory(e, 0xC000, (0x6000).to_bytes(2, "little"))
+        assert not session.swarm(12).any()  # everyone reached it
+    finally:
+        session.close()
+    with pytest.raises(TaskError, match="every must be"):
+        Swarm(reached=lambda r: r["count"] > 0, every=0)
+
+
+def test_the_trainer_cuts_swarmed_envs_experience_at_the_swarm(torn_rom):
+    from gbxcule.rl.rollout import RolloutBuffer, make_env
+    from gbxcule.rl.schemas import TrainConfig
+    from gbxcule.tasks import Swarm
+
+    task = _task(rom=str(torn_rom), swarm=Swarm(reached=lambda r: r["count"] >= 0x4000, every=2))
+    env = make_env(task, TrainConfig(num_envs=3, threads=1))
+    buf = RolloutBuffer(4, 3, 2, "packed2", "cpu")
+    try:
+        env.start(buf)
+        env.step(torch.zeros(3, dtype=torch.int64), buf, 0)
+        env.backend.write_memory(0, 0xC000, (0x4000).to_bytes(2, "little"))
+        env.step(torch.zeros(3, dtype=torch.int64), buf, 1)  # the 2nd step: a swarm check
+        assert buf.dones[:2].tolist() == [[0, 0, 0], [0, 1, 1]]
+        assert buf.first[buf.slot(2)].tolist() == [False, True, True]
+        assert torch.equal(env.backend.mem_torch()[1], env.backend.mem_torch()[0])
+    finally:
+        env.backend.close()

@@ -159,6 +159,10 @@ class TaskEnv:
         reward, terminated, truncated = self.session.step(actions)
         done = terminated | truncated
         self.session.reset_envs(done)
+        self.session.steps_taken += 1
+        swarmed = self.session.swarm(self.session.steps_taken)
+        if swarmed is not None:  # their experience goes on elsewhere: cut it here
+            done = done | swarmed
         buf.rewards[t] = reward
         buf.dones[t] = done.to(torch.float32)
         buf.first[buf.slot(t + 1)] = done

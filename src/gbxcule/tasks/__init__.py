@@ -22,7 +22,7 @@ from gbxcule.tasks.reads import (
     Unsigned,
 )
 from gbxcule.tasks.runtime import ReadValues, TaskRuntime
-from gbxcule.tasks.task import Task, TaskError
+from gbxcule.tasks.task import Swarm, Task, TaskError
 from gbxcule.tasks.terms import (
     Changed,
     Decrease,
@@ -57,6 +57,7 @@ __all__ = [
     "ReadError",
     "ReadValues",
     "StepCost",
+    "Swarm",
     "Task",
     "TaskError",
     "TaskRuntime",

@@ -206,11 +206,25 @@ class TaskRuntime:
         self.finished[3:] += (self.buffers["ep_terms"].to(torch.float64) * done[:, None]).sum(0)
         return reward, terminated, truncated
 
+    def swarm_targets(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(src, mask)`` of the task's swarm now: the envs that have not reached the
+        milestone (mask) and, for every env, the env to copy (the one that has, with the
+        highest episode return); an empty mask when none or all have. No host sync."""
+        values = ReadValues(self.read_all(), self._values("prev"), self._values("start"),
+                            self.buffers["steps"])  # fmt: skip
+        reached = self._check("swarm", self.task.swarm.reached(values))  # type: ignore[union-attr]
+        score = torch.where(reached, self.buffers["ep_return"], float("-inf"))
+        best = torch.argmax(score)
+        mask = ~reached & reached.any()
+        return best.expand(self.num_envs).contiguous(), mask
+
     def _predicate(self, which: str, values: ReadValues) -> torch.Tensor:
         fn = getattr(self.task, which)
         if fn is None:
             return torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
-        out = fn(values)
+        return self._check(which, fn(values))
+
+    def _check(self, which: str, out: Any) -> torch.Tensor:
         if not isinstance(out, torch.Tensor) or tuple(out.shape) != (self.num_envs,):
             got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
             raise TaskError(

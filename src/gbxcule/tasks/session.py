@@ -93,6 +93,7 @@ class TaskSession:
                 raise TaskError(f"task {task.name!r}: start state {p} does not exist")
         self._start_bytes = [p.read_bytes() for p in self.start_files]
         self.runtime = TaskRuntime(task, backend, self.device, seed=seed)
+        self.steps_taken = 0  # steps since start(), for the swarm's cadence
         self.slots = torch.zeros(n, dtype=torch.int32, device=self.device)
         self._all = torch.ones(n, dtype=torch.bool, device=self.device)
 
@@ -159,6 +160,17 @@ class TaskSession:
             if bool(mask.any()):
                 self._load_host(mask)
         self.runtime.after_reset(mask)
+
+    def swarm(self, steps_taken: int) -> torch.Tensor | None:
+        """The task's swarm reset when ``steps_taken`` is a multiple of its ``every``
+        (:class:`~gbxcule.tasks.task.Swarm`); returns the copied envs' mask, else None.
+        Warp backends only (PyBoy has no machine copy)."""
+        swarm = self.task.swarm
+        if swarm is None or steps_taken % swarm.every or not self.on_device:
+            return None
+        src, mask = self.runtime.swarm_targets()
+        self.copy_envs(src, mask)
+        return mask
 
     def copy_envs(self, src: torch.Tensor, mask: torch.Tensor) -> None:
         """Envs in ``mask`` become copies of env ``src[e]``: machine and task buffers."""

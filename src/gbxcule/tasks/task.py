@@ -47,6 +47,26 @@ class TaskError(ValueError):
 
 
 @dataclass(frozen=True)
+class Swarm:
+    """Swarm resets on a milestone (pokemonred_puffer's): every ``every`` steps, if some
+    envs have ``reached`` the milestone (a predicate over the reads, like ``terminated``)
+    and others have not, each env that has not becomes a copy of the one that has with
+    the highest episode return so far (its machine and task buffers, one launch). The
+    copied envs start a new stretch of experience there (their frame stacks blank)."""
+
+    reached: Callable[[Any], Any]
+    every: int = 128
+
+    def __post_init__(self) -> None:
+        if not callable(self.reached):
+            raise TaskError(
+                f"Swarm.reached must be a predicate over the reads, got {self.reached!r}"
+            )
+        if isinstance(self.every, bool) or not isinstance(self.every, int) or self.every < 1:
+            raise TaskError(f"Swarm.every must be an int >= 1, got {self.every!r}")
+
+
+@dataclass(frozen=True)
 class Task:
     name: str
     reads: Mapping[str, Read]
@@ -62,6 +82,7 @@ class Task:
     sticky_actions: float = 0.0
     noop_max: int = 0
     features: Mapping[str, float] | Sequence[str] = ()  # reads the policy sees beside pixels
+    swarm: Swarm | None = None
     description: str = ""
     base_dir: Path | None = field(default=None, compare=False)  # where relative paths start
     source: Any = field(default=None, compare=False, repr=False)  # load.TaskSource
@@ -116,6 +137,8 @@ class Task:
             raise TaskError(f"noop_max must be an int >= 0, got {self.noop_max!r}")
         if self.noop_max and 0 not in self.codec.masks:
             raise TaskError("noop_max needs an action that presses nothing: add 'noop' to actions")
+        if self.swarm is not None and not isinstance(self.swarm, Swarm):
+            raise TaskError(f"swarm must be a Swarm(reached=..., every=...), got {self.swarm!r}")
         for key in ("terminated", "truncated"):
             fn = getattr(self, key)
             if fn is not None and not callable(fn):
