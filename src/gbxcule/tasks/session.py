@@ -108,6 +108,7 @@ class TaskSession:
         (Warp: captured states, e.g. a checkpoint's) replace the pool."""
         b = self.backend
         b.reset()
+        self.steps_taken = 0
         if self.on_device:
             b.clear_start_states()
             sources = start_states if start_states else self._start_bytes
