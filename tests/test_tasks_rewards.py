@@ -338,18 +338,22 @@ def test_a_swarm_copies_the_best_env_that_reached_the_milestone(torn_rom):
         session.start()
         for _ in range(3):
             session.step(torch.zeros(3, dtype=torch.int64))
-        assert session.swarm(3) is None  # not a multiple of 4: no check
-        assert not session.swarm(4).any()  # nobody reached it
+            assert session.swarm() is None  # steps 1..3: not a multiple of 4, no check
+        assert not session.swarm().any()  # step 4: nobody reached it
         for e, count in ((0, 0x4000), (1, 0x5000)):
             b.write_memory(e, 0xC000, count.to_bytes(2, "little"))
         rt.buffers["ep_return"].copy_(torch.tensor([1.0, 5.0, 9.0]))  # env 2: best, not reached
-        mask = session.swarm(8)
+        for _ in range(3):
+            assert session.swarm() is None
+        mask = session.swarm()  # step 8
         assert mask.tolist() == [False, False, True]
         assert torch.equal(b.mem_torch()[2], b.mem_torch()[1])  # env 1: the best that reached
         assert rt.buffers["ep_return"].tolist() == [1.0, 5.0, 5.0]
         for e in range(3):
             b.write_memory(e, 0xC000, (0x6000).to_bytes(2, "little"))
-        assert not session.swarm(12).any()  # everyone reached it
+        for _ in range(3):
+            session.swarm()
+        assert not session.swarm().any()  # step 12: everyone reached it
     finally:
         session.close()
     with pytest.raises(TaskError, match="every must be"):

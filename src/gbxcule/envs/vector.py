@@ -90,11 +90,6 @@ def parse_autoreset_mode(mode: str | AutoresetMode) -> AutoresetMode:
     return AUTORESET_MODES[mode]
 
 
-def make_backend(rom: Path, spec: Task, num_envs: int, device: str, **kwargs: Any) -> Any:
-    """The Warp backend for a task (render off: the env renders its observations itself)."""
-    return make_task_backend(spec, num_envs, device=device, rom=rom, **kwargs)
-
-
 class GbxVectorEnv(VectorEnv):
     """``num_envs`` Game Boys as one Gymnasium vector env (see the module doc)."""
 
@@ -125,7 +120,10 @@ class GbxVectorEnv(VectorEnv):
         self.metadata = {**self.metadata, "autoreset_mode": _mode}
         self.render_mode = render_mode
         self.copy = copy
-        self.backend = make_backend(rom_path, spec, num_envs, device, **backend_kwargs)
+        # render off: the env renders its observations itself
+        self.backend = make_task_backend(
+            spec, num_envs, device=device, rom=rom_path, **backend_kwargs
+        )
         try:
             self.session = TaskSession(spec, self.backend, starts=starts)
         except BaseException:
@@ -261,9 +259,9 @@ class GbxVectorEnv(VectorEnv):
             return
         self.session.reset_envs(mask)
 
-    def _observation(self, screen: torch.Tensor | None = None) -> Any:
+    def _observation(self) -> Any:
         """The screen stack, or ``{"screen", "features"}`` for a task with RAM features."""
-        screen = self._stack.observation() if screen is None else screen
+        screen = self._stack.observation()
         if not self.num_features:
             return self._out(screen)
         return {"screen": self._out(screen), "features": self._out(self.task.features())}

@@ -150,7 +150,13 @@ class Engine:
         n = env.num_envs
         self.bufs = [
             RolloutBuffer(
-                cfg.num_steps, n, cfg.stack, cfg.obs_format, device, env.task.num_features
+                cfg.num_steps,
+                n,
+                cfg.stack,
+                cfg.obs_format,
+                device,
+                num_features=env.task.num_features,
+                num_terms=len(env.task.term_names),
             )
             for _ in range(2)
         ]
@@ -272,10 +278,7 @@ class Engine:
                 self.host_times["env_s"] += time.perf_counter() - t1
         buf.values[buf.T] = self.actor(buf.stacked(buf.T), buf.features_at(buf.T))[1]
         self.last_logits = logits
-        stats = self.env.task.take_stats()
-        if buf.episode_stats.shape != stats.shape:  # 3 + the task's terms
-            buf.episode_stats = torch.zeros_like(stats)
-        buf.episode_stats.copy_(stats)
+        buf.episode_stats.copy_(self.env.task.take_stats())
 
     def _sample(self, logits: torch.Tensor) -> torch.Tensor:
         """One process: Gumbel-max over this rank's envs. Several ranks: the noise is drawn

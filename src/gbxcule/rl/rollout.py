@@ -39,6 +39,7 @@ class RolloutBuffer:
         obs_format: str,
         device: Any,
         num_features: int = 0,
+        num_terms: int = 0,
     ) -> None:
         if obs_format not in FRAME_W:
             raise ValueError(f"obs_format must be one of {tuple(FRAME_W)}, got {obs_format!r}")
@@ -59,7 +60,8 @@ class RolloutBuffer:
         self.values = torch.zeros((num_steps + 1, num_envs), dtype=torch.float32, device=d)
         self.rewards = torch.zeros((num_steps, num_envs), dtype=torch.float32, device=d)
         self.dones = torch.zeros((num_steps, num_envs), dtype=torch.float32, device=d)
-        self.episode_stats = torch.zeros(3, dtype=torch.float64, device=d)
+        # finished episodes, their return and length sums, each reward term's sum
+        self.episode_stats = torch.zeros(3 + num_terms, dtype=torch.float64, device=d)
 
     @property
     def obs(self) -> torch.Tensor:
@@ -159,8 +161,7 @@ class TaskEnv:
         reward, terminated, truncated = self.session.step(actions)
         done = terminated | truncated
         self.session.reset_envs(done)
-        self.session.steps_taken += 1
-        swarmed = self.session.swarm(self.session.steps_taken)
+        swarmed = self.session.swarm()
         if swarmed is not None:  # their experience goes on elsewhere: cut it here
             done = done | swarmed
         buf.rewards[t] = reward

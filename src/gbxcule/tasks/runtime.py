@@ -70,8 +70,11 @@ class TaskRuntime:
         for name in task.reads:
             self.buffers[f"read.{name}.prev"] = zeros(torch.int64)
             self.buffers[f"read.{name}.start"] = zeros(torch.int64)
+        # each term's own buffers by their short names (the registry's tensors, in place)
+        self.term_buffers: dict[str, dict[str, torch.Tensor]] = {}
         for tname, term in self.terms.items():
-            for b, tensor in term.make_buffers(n, d).items():
+            self.term_buffers[tname] = term.make_buffers(n, d)
+            for b, tensor in self.term_buffers[tname].items():
                 self.buffers[f"term.{tname}.{b}"] = tensor
         self.buffers["steps"] = zeros(torch.int32)
         self.buffers["ep_return"] = zeros(torch.float32)
@@ -104,10 +107,6 @@ class TaskRuntime:
             return torch.zeros((self.num_envs, 0), dtype=torch.float32, device=self.device)
         return torch.stack(cols, dim=1)
 
-    def _term_buffers(self, tname: str) -> dict[str, torch.Tensor]:
-        prefix = f"term.{tname}."
-        return {k[len(prefix) :]: v for k, v in self.buffers.items() if k.startswith(prefix)}
-
     def _values(self, which: str) -> dict[str, torch.Tensor]:
         return {name: self.buffers[f"read.{name}.{which}"] for name in self.task.reads}
 
@@ -134,10 +133,8 @@ class TaskRuntime:
                 buf = self.buffers[f"read.{name}.{which}"]
                 buf.copy_(torch.where(m, value, buf))
         for tname, term in self.terms.items():
-            term.start(now, self._term_buffers(tname), m)
-        self.buffers["steps"].masked_fill_(m, 0)
-        self.buffers["ep_return"].masked_fill_(m, 0.0)
-        self.buffers["ep_terms"].masked_fill_(m[:, None], 0.0)
+            term.start(now, self.term_buffers[tname], m)
+        self.discard_step(m)
         if self.task.noop_max:
             draw = torch.randint(
                 0, self.task.noop_max + 1, (self.num_envs,), generator=self.gen, device=self.device
@@ -148,8 +145,8 @@ class TaskRuntime:
             self.buffers["last_action"].masked_fill_(m, self.noop)
 
     def discard_step(self, mask: torch.Tensor) -> None:
-        """The envs in ``mask`` were restored after the launch (a Gymnasium ``next_step``
-        autoreset): their step does not count; they start at step 0 with no return."""
+        """The envs in ``mask`` are at step 0 with no return (an episode's start; a
+        Gymnasium ``next_step`` autoreset's step, which does not count)."""
         self.buffers["steps"].masked_fill_(mask, 0)
         self.buffers["ep_return"].masked_fill_(mask, 0.0)
         self.buffers["ep_terms"].masked_fill_(mask[:, None], 0.0)
@@ -185,7 +182,7 @@ class TaskRuntime:
             if isinstance(term, StepCost):
                 self.last_terms[:, k] = step_cost_reward(term)
                 continue
-            self.last_terms[:, k] = term.reward(term.observe(now), self._term_buffers(tname))
+            self.last_terms[:, k] = term.reward(term.observe(now), self.term_buffers[tname])
         reward = self.last_terms.sum(dim=1)
         steps = self.buffers["steps"]
         steps += 1

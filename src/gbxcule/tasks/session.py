@@ -162,12 +162,13 @@ class TaskSession:
                 self._load_host(mask)
         self.runtime.after_reset(mask)
 
-    def swarm(self, steps_taken: int) -> torch.Tensor | None:
-        """The task's swarm reset when ``steps_taken`` is a multiple of its ``every``
-        (:class:`~gbxcule.tasks.task.Swarm`); returns the copied envs' mask, else None.
-        Warp backends only (PyBoy has no machine copy)."""
+    def swarm(self) -> torch.Tensor | None:
+        """Call after each step: the task's swarm reset every ``every`` steps since
+        :meth:`start` (:class:`~gbxcule.tasks.task.Swarm`); returns the copied envs' mask,
+        else None. Warp backends only (PyBoy has no machine copy)."""
+        self.steps_taken += 1
         swarm = self.task.swarm
-        if swarm is None or steps_taken % swarm.every or not self.on_device:
+        if swarm is None or self.steps_taken % swarm.every or not self.on_device:
             return None
         src, mask = self.runtime.swarm_targets()
         self.copy_envs(src, mask)
