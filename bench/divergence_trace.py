@@ -38,6 +38,7 @@ from bench.divergence_model import (
     SLICE,
     SYNC,
 )
+from gbxcule.kernels.apu import apu_frame_start, apu_sync
 from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem, cpu_fast_mem_direct
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.cpu_step import cpu_general
@@ -100,6 +101,8 @@ def traced_halt_through_lcd(
         ser_left = i64[0, SER_TO_IRQ] - (cycles - i64[0, SER_LAST])
         t = wp.max(MIN_SLICE, wp.min(i64[0, LCD_TO_IRQ], i64[0, LCD_TO_FRAME]))
         if t >= tim_left or t >= ser_left or i32[0, DMA_ACTIVE] != 0:
+            break
+        if cycles + wp.int64(1) < t:  # the sound unit's target may be the slice's
             break
         cycles = cycles + t
         i64[0, CYCLES] = cycles
@@ -211,6 +214,7 @@ def make_path_trace_kernel(gpu_shape: bool):
             for f in range(frames):
                 n = emit(trace, i, n, FRAME)
                 joypad_frame_start(e, 0, wp.where(f == 0, press, 0), release_after)
+                apu_frame_start(e, 0)
                 e.i32[0, LCD_RENDER] = 0
                 if render != 0 and f == frames - 1:
                     e.i32[0, LCD_RENDER] = 1
@@ -232,6 +236,7 @@ def make_path_trace_kernel(gpu_shape: bool):
                 joypad_frame_end(e, 0)
                 if e.i32[0, LOCKED] != 0:
                     break
+            apu_sync(e, 0, e.i64[0, CYCLES])
         lens[i] = n
 
     return wp.kernel(path_trace_kernel, name="path_trace_kernel" + suffix)

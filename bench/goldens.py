@@ -12,8 +12,8 @@ A **state digest** is SHA-256 over one env's observable state, in this order:
    the screen buffer is not part of the backend contract).
 
 :data:`IO_HASH_MASK` keeps every bit of every IO register: PyBoy 2.8.1 and our emulator
-agree on the whole page as the CPU reads it (unused bits, sound registers with sound
-off and the unmapped holes included), which ``make test`` re-proves on every golden.
+agree on the whole page as the CPU reads it (unused bits, the sound unit's registers and
+wave RAM with PyBoy's sound on, and the unmapped holes included), which ``make test`` re-proves on every golden.
 A register that had to be left out would be zeroed in the mask, with the reason here.
 
 Observation is part of the protocol: a rollout digests the observed envs right after

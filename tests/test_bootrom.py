@@ -50,15 +50,19 @@ POST_BOOT_IO = {
     0xFF4B: 0x00,  # WX
 }
 UNUSED_IO_FF = [0xFF03, *range(0xFF08, 0xFF0F), *range(0xFF4C, 0xFF80)]
-SOUND_IO = range(0xFF10, 0xFF40)  # PyBoy with sound_emulated=False reads all of them as 0
+# The sound unit as PyBoy's Sound() powers on (our boot ROM writes none of it): the read
+# masks over zero registers, NR52 off ($70), FF27-FF2F unmapped, wave RAM $FF.
+SOUND_IO = dict(
+    zip(range(0xFF10, 0xFF27), bytes.fromhex("803f00ffbfff3f00ffbf7fff9fffbfffff0000bf000070"))
+) | {addr: 0xFF for addr in range(0xFF27, 0xFF40)}
 
 
 def expected_io() -> np.ndarray:
     io = np.zeros(0x80, dtype=np.uint8)
     for addr in UNUSED_IO_FF:
         io[addr - 0xFF00] = 0xFF
-    for addr in SOUND_IO:
-        io[addr - 0xFF00] = 0x00
+    for addr, value in SOUND_IO.items():
+        io[addr - 0xFF00] = value
     for addr, value in POST_BOOT_IO.items():
         io[addr - 0xFF00] = value
     return io

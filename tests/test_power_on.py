@@ -22,7 +22,15 @@ from gbxcule.asm.bootrom import boot_rom_bytes
 from gbxcule.backends.machine_state import capture_env
 from gbxcule.backends.warp_base import allocate_machine, cart_config
 from gbxcule.core import memory_layout as ml
+from gbxcule.core.pyboy_state import (
+    NoiseChannelState,
+    SoundState,
+    SweepChannelState,
+    ToneChannelState,
+    WaveChannelState,
+)
 from gbxcule.kernels import ioregs as io
+from gbxcule.kernels.apu import apu_from_pyboy, apu_power_on, apu_power_on_row
 from gbxcule.kernels.bus import bus_power_on
 from gbxcule.kernels.cpu_state import cpu_power_on
 from gbxcule.kernels.dma import dma_power_on
@@ -70,9 +78,10 @@ UNIT_FIELDS = {
     ),
     "dma": ({"dma_active", "dma_index", "dma_start"}, set()),
     "joypad": ({"joy_dir", "joy_std", "joy_rel_mask", "joy_rel_wait"}, set()),
+    "apu": ({"apu"}, set()),
 }
 UNITS = tuple(UNIT_FIELDS)
-DIRTY = {"mem": 0xAB, "i32": -7, "i64": -9, "joy_rel_mask": 5, "joy_rel_wait": 6}
+DIRTY = {"mem": 0xAB, "i32": -7, "i64": -9, "joy_rel_mask": 5, "joy_rel_wait": 6, "apu": -11}
 
 
 @wp.kernel
@@ -94,6 +103,8 @@ def one_unit_power_on(m: Machine, unit: int):
         dma_power_on(m, i)
     if unit == 7:
         joypad_power_on(m, i)
+    if unit == 8:
+        apu_power_on(m, i)
 
 
 def _machine(envs: int = 2, dirty: bool = False):
@@ -130,7 +141,9 @@ def test_power_on_state_is_pyboys_constructor_state():
     for env in range(2):
         st = capture_env(m, env)
         for name, value in st.items():
-            if name == "mem":
+            if name == "apu":  # the sound unit's row: Sound() with sound emulated, below
+                assert np.array_equal(value, apu_power_on_row()), f"env {env} apu: {value}"
+            elif name == "mem":
                 want = np.zeros_like(value)
                 for addr, reg in NONZERO_REGS.items():
                     want[ml.IO_OFF + addr - 0xFF00] = reg
@@ -201,6 +214,37 @@ def test_power_on_units_match_pyboy_sources():
     for ours, theirs in ours_theirs.items():
         value = int(st[ours]) if isinstance(ours, str) else ours
         assert value == int(theirs), (ours, value, theirs)
+
+
+def _as_state(obj, cls):
+    """A PyBoy object's attributes as the state dataclass ``cls`` (its save fields)."""
+    import dataclasses
+
+    out = cls()
+    for f in dataclasses.fields(cls):
+        name = {"cycles_target_512hz": "cycles_target_512Hz", "nr50": "NR50"}.get(f.name, f.name)
+        name = {"cycles_to_interrupt": "_cycles_to_interrupt"}.get(name, name)
+        if hasattr(obj, name):
+            setattr(out, f.name, getattr(obj, name))
+    return out
+
+
+def test_power_on_sound_unit_matches_pyboys_sound_source():
+    """The row ``apu_power_on`` writes is PyBoy's own ``Sound(..., emulate=True)``."""
+    module = load_pyboy_source("sound")
+    module.double_to_uint64_ceil = __import__("math").ceil
+    sound = module.Sound(100, True, None, False)
+    state = _as_state(sound, SoundState)
+    state.sweep = _as_state(sound.sweepchannel, SweepChannelState)
+    state.tone = _as_state(sound.tonechannel, ToneChannelState)
+    state.wave = _as_state(sound.wavechannel, WaveChannelState)
+    state.noise = _as_state(sound.noisechannel, NoiseChannelState)
+    state.wave.wavetable = np.asarray(sound.wavechannel.wavetable, dtype=np.uint8)
+    row = np.zeros_like(apu_power_on_row())
+    apu_from_pyboy(state, 29, row)
+    m = _machine(envs=1)
+    wp.launch(power_on, dim=1, inputs=[m], device="cpu")
+    assert np.array_equal(capture_env(m, 0)["apu"], row)
 
 
 @pytest.mark.parametrize("unit", UNITS)

@@ -22,9 +22,15 @@ import pytest
 from gbxcule.backends.machine_state import capture_env, copy_state
 from gbxcule.backends.savestate_bridge import FRESH_PYBOY_FIELDS, UNSAVED_FIELDS
 from gbxcule.backends.warp_base import allocate_machine, cart_config
-from gbxcule.core.pyboy_state import CART_RAM_BANK_BYTES, CartState, PyBoyState, RtcState
+from gbxcule.core.pyboy_state import (
+    CART_RAM_BANK_BYTES,
+    CartState,
+    PyBoyState,
+    RtcState,
+    SoundState,
+)
 from gbxcule.core.savestate import cart_layout_from_rom, load_pyboy_state, write_pyboy_state
-from gbxcule.kernels import bus, cpu_state, dma, joypad, mbc, ppu, serial, timer
+from gbxcule.kernels import apu, bus, cpu_state, dma, joypad, mbc, ppu, serial, timer
 
 from .support.backend_api_support import zoo_rom
 
@@ -64,6 +70,7 @@ def _loaders(state: PyBoyState, cart):
         "lcd": lambda st: ppu.lcd_from_pyboy(state.lcd, state.renderer, st),
         "dma": lambda st: dma.dma_from_pyboy(state.oam_dma, st),
         "joypad": lambda st: joypad.joypad_from_pyboy(state.joypad, st),
+        "apu": lambda st: apu.apu_from_pyboy(state.sound, state.version, st["apu"]),
         "cart": lambda st: mbc.cart_from_pyboy(
             state.cart,
             state.layout,
@@ -139,6 +146,16 @@ def test_each_unit_exports_what_it_loaded(which):
         assert np.array_equal(getattr(lcd, f), getattr(state.lcd, f)), f
     assert dma.dma_to_pyboy(st) == state.oam_dma
     assert joypad.joypad_to_pyboy(st) == state.joypad
+    sound = SoundState()  # the sound block as exported: every field the unit keeps
+    apu.apu_to_pyboy(st["apu"], sound)
+    for block in ("", "sweep", "tone", "wave", "noise"):
+        got = getattr(sound, block) if block else sound
+        want = getattr(state.sound, block) if block else state.sound
+        for f in dataclasses.fields(got):
+            if f.name in ("audiobuffer", "samples_per_frame", "cycles_per_sample", *apu.CHANNELS):
+                continue
+            a, b = getattr(got, f.name), getattr(want, f.name)
+            assert np.array_equal(a, b), f"sound.{block}.{f.name}: {a} != {b}"
     out = mbc.cart_to_pyboy(
         st,
         ram_bytes=cart.cart_ram_bytes,

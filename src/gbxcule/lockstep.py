@@ -25,7 +25,7 @@ plus ``boot=`` when the configuration's boot mode is not the default ``"fast"``.
 Stock PyBoy (``ref="pyboy-stock"``): the device under test must boot with PyBoy's own
 boot ROM (``boot="pyboy"``; ``gbxcule verify`` picks it for these references). A
 reference backend may list addresses our emulator cannot match in ``lockstep_ignore``
-(stock PyBoy with sound emulated: FF10-FF3F, its APU); they are masked like ``ignore``.
+(a PyBoy with ``sound_emulated=False``: FF10-FF3F); they are masked like ``ignore``.
 
 The micro-ROM suite of the source checkout runs through this module too
 (``bench/roms/spec.py``: ``spec_config``, ``check_spec``).

@@ -1,18 +1,18 @@
 """PyBoy 2.8.1 oracle backends: one PyBoy per env, in-process (and across processes in pyboy_mp).
 
 Every PyBoy is built by :func:`make_pyboy`: the boot ROM of the ``boot=`` mode (default
-``"fast"``, our own; ``gbxcule.asm.bootrom``), ``window="null"``, ``sound_emulated=False``,
-DMG mode, the grey palette :data:`SHADE_RGB`, and the ROM passed as bytes (so PyBoy never
+``"fast"``, our own; ``gbxcule.asm.bootrom``), ``window="null"``, ``sound_emulated=True``
+(PyBoy's default, and what our emulator's sound unit matches, ``kernels/apu.py``), DMG mode, the grey palette :data:`SHADE_RGB`, and the ROM passed as bytes (so PyBoy never
 reads or writes ``.ram``/``.rtc`` files).
 
 Stock PyBoy (``stock=True``, registered as ``pyboy-stock``): what a user gets from
 ``PyBoy(rom)``: PyBoy's own DMG boot ROM (``bootrom=None``), its default palette (mapped
-to shades by :data:`STOCK_SHADE_RGB`) and ``sound_emulated=True`` (``pyboy-stock-nosound``:
-``False``). Only ``window="null"`` (no window; no emulated state) and the blank-title copy
-below differ from ``PyBoy(rom)``. With sound emulated, PyBoy's FF10-FF3F read back its APU
-registers, which our emulator (no APU: reads $00, ignores writes) cannot match; nothing
-else the CPU sees changes (history/postboot.md, "Stock PyBoy"), so such a backend lists
-FF10-FF3F in ``lockstep_ignore`` and the lockstep harness masks them.
+to shades by :data:`STOCK_SHADE_RGB`) and ``sound_emulated=True``. Only ``window="null"``
+(no window; no emulated state) and the blank-title copy below differ from ``PyBoy(rom)``.
+With ``sound_emulated=False`` (``pyboy-stock-nosound``) PyBoy reads every FF10-FF3F
+register as $00 and ignores writes there, which our emulator (a sound unit, always on)
+does not match: such a backend lists FF10-FF3F in ``lockstep_ignore`` and the lockstep
+harness masks them; a game that reads them may still diverge from it.
 
 Reset. :func:`post_boot_state` runs the boot ROM once per ROM and snapshots the
 machine (``save_state``) from a hook at 0x0100, i.e. exactly when the CPU is
@@ -133,8 +133,8 @@ def make_pyboy(
 ) -> Any:
     """A PyBoy on ``rom`` (bytes or path) at power-on, running boot mode ``boot``'s boot ROM.
 
-    ``stock=True``: PyBoy's own boot ROM (``boot`` must be ``"pyboy"``), default palette,
-    ``sound_emulated`` default ``True``; else :data:`SHADE_RGB` and no sound emulation.
+    ``stock=True``: PyBoy's own boot ROM (``boot`` must be ``"pyboy"``) and default
+    palette; else :data:`SHADE_RGB`. ``sound_emulated`` defaults to ``True`` either way.
 
     PyBoy turns on a game-wrapper plugin when the cartridge title names a game it knows
     ("TETRIS", "2048", ...); the wrapper reads game memory after every frame (a read of
@@ -150,7 +150,7 @@ def make_pyboy(
     if stock and boot != "pyboy":
         raise ValueError(f'stock PyBoy runs its own boot ROM (boot="pyboy"), not boot={boot!r}')
     if sound_emulated is None:
-        sound_emulated = stock
+        sound_emulated = True
     with warnings.catch_warnings():  # pysdl2 announces its bundled SDL2 on import
         warnings.filterwarnings("ignore", message="Using SDL2 binaries", category=UserWarning)
         from pyboy import PyBoy
@@ -298,19 +298,19 @@ class PyBoySingleBackend:
         sound_emulated: bool | None = None,
     ) -> None:
         """``boot``: ``"fast"`` (default), ``"dmg"`` or ``"pyboy"`` (``gbxcule.asm.bootrom``);
-        ``stock``: an unmodified ``PyBoy(rom)`` (boot ``"pyboy"``, default palette,
-        ``sound_emulated`` default ``True``), see the module doc."""
+        ``stock``: an unmodified ``PyBoy(rom)`` (boot ``"pyboy"``, default palette);
+        ``sound_emulated`` default ``True``; see the module doc."""
         release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
         self.boot = check_boot(boot or ("pyboy" if stock else "fast"))
         self.stock = bool(stock)
-        self.sound_emulated = self.stock if sound_emulated is None else bool(sound_emulated)
+        self.sound_emulated = True if sound_emulated is None else bool(sound_emulated)
         self._pyboy_args = {
             "boot": self.boot,
             "stock": self.stock,
             "sound_emulated": self.sound_emulated,
         }
         # Addresses our emulator cannot match against this reference (masked by the harness).
-        self.lockstep_ignore = (SOUND_IO_RANGE,) if self.sound_emulated else ()
+        self.lockstep_ignore = () if self.sound_emulated else (SOUND_IO_RANGE,)
         self.state_path = None if state_path is None else Path(state_path)
         self.codec = get_codec(action_codec)
         self.rom_path = Path(rom_path)

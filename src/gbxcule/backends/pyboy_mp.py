@@ -123,8 +123,8 @@ class PyBoyVecMpBackend:
         require_pyboy_version()
         self.boot = check_boot(boot or ("pyboy" if stock else "fast"))
         self.stock = bool(stock)
-        self.sound_emulated = self.stock if sound_emulated is None else bool(sound_emulated)
-        self.lockstep_ignore = (SOUND_IO_RANGE,) if self.sound_emulated else ()
+        self.sound_emulated = True if sound_emulated is None else bool(sound_emulated)
+        self.lockstep_ignore = () if self.sound_emulated else (SOUND_IO_RANGE,)
         release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
         self.codec = get_codec(action_codec)
         read_rom(rom_path, allow_bad_logo=allow_bad_logo)  # refuse here, not in every worker

@@ -15,8 +15,8 @@ from gbxcule.backends.protocol import Backend
 BACKENDS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "pyboy": ("gbxcule.backends.pyboy_backend", "PyBoySingleBackend", {}),
     "pyboy-mp": ("gbxcule.backends.pyboy_mp", "PyBoyVecMpBackend", {}),
-    # An unmodified PyBoy(rom): its boot ROM, default palette, sound emulated (FF10-FF3F
-    # masked in lockstep); -nosound: the same with sound_emulated=False (everything compared).
+    # An unmodified PyBoy(rom): its boot ROM, default palette, sound emulated (compared like
+    # everything else); -nosound: sound_emulated=False (FF10-FF3F masked in lockstep).
     "pyboy-stock": ("gbxcule.backends.pyboy_backend", "PyBoySingleBackend", {"stock": True}),
     "pyboy-stock-nosound": (
         "gbxcule.backends.pyboy_backend",

@@ -3,9 +3,9 @@
 Each unit maps its own part, next to its kernel code (``history/savestates.md`` has the
 table): ``kernels/cpu_state.py`` (registers, IME and its delay, HALT, queued interrupt,
 cycle counter, IF, IE), ``bus.py`` (boot ROM switch, WRAM, FEA0-FEFF, HRAM, the raw IO
-bytes), ``timer.py``, ``serial.py``, ``ppu.py`` (LCD and renderer: VRAM, OAM, registers,
-clock and flags), ``dma.py`` (OAM DMA), ``joypad.py``, ``mbc.py`` (banks, RAM, cart RAM)
-and ``rtc.py`` (the MBC3 clock). This module only composes them.
+bytes), ``timer.py``, ``serial.py``, ``apu.py`` (the sound unit), ``ppu.py`` (LCD and
+renderer: VRAM, OAM, registers, clock and flags), ``dma.py`` (OAM DMA), ``joypad.py``,
+``mbc.py`` (banks, RAM, cart RAM) and ``rtc.py`` (the MBC3 clock). This module only composes them.
 
 Loading (:func:`env_state_from_pyboy`) does what PyBoy 2.8.1's ``load_state`` does to a
 machine: refuses CGB states, then
@@ -24,8 +24,9 @@ machine: refuses CGB states, then
   the save is *not* added: the emulated clock only follows cycles (``kernels/rtc.py``).
 
 Exporting (:func:`pyboy_state_from_env`) writes the same fields back into a v29
-``PyBoyState``. What it cannot carry: sound (exported as a fresh PyBoy's), the screen
-buffer and per-line scroll record (zero; PyBoy redraws on its next frame) and every
+``PyBoyState``. What it cannot carry: the audio buffer and the sound fields only samples
+depend on (``kernels/apu.py``'s ``APU_SAMPLE_ONLY``, as the last trigger or load left
+them), the screen buffer and per-line scroll record (zero; PyBoy redraws on its next frame) and every
 field PyBoy does not save (above). The clock's ``saved_at`` is written as +infinity
 so PyBoy 2.8.1 adds no wall time when it loads the export.
 """
@@ -36,8 +37,9 @@ import numpy as np
 
 from gbxcule.backends.machine_state import MachineState, capture_env, copy_state, restore_env
 from gbxcule.backends.warp_base import CartConfig, allocate_machine
-from gbxcule.core.pyboy_state import PyBoyState
+from gbxcule.core.pyboy_state import PyBoyState, SoundState
 from gbxcule.core.savestate import SavestateError, cart_layout_from_rom
+from gbxcule.kernels.apu import APU_UNSAVED, apu_from_pyboy, apu_to_pyboy
 from gbxcule.kernels.bus import board_from_pyboy, board_to_pyboy
 from gbxcule.kernels.cpu_state import CPU_UNSAVED, cpu_from_pyboy, cpu_to_pyboy
 from gbxcule.kernels.dma import DMA_UNSAVED, dma_from_pyboy, dma_to_pyboy
@@ -61,6 +63,7 @@ UNSAVED_FIELDS = frozenset().union(
     LCD_UNSAVED,
     DMA_UNSAVED,
     JOYPAD_UNSAVED,
+    APU_UNSAVED,
 )
 
 
@@ -85,6 +88,7 @@ def env_state_from_pyboy(state: PyBoyState, base: MachineState, cart: CartConfig
     lcd_from_pyboy(state.lcd, state.renderer, st)
     dma_from_pyboy(state.oam_dma, st)
     joypad_from_pyboy(state.joypad, st)
+    apu_from_pyboy(state.sound, state.version, st["apu"])
     cart_from_pyboy(
         state.cart,
         state.layout,
@@ -120,12 +124,15 @@ def pyboy_state_from_env(st: MachineState, cart: CartConfig, rom: bytes) -> PyBo
     layout = cart_layout_from_rom(rom)
     memory, bootrom_enabled = board_to_pyboy(st)
     lcd, renderer = lcd_to_pyboy(st)
+    sound = SoundState()
+    apu_to_pyboy(st["apu"], sound)
     return PyBoyState(
         cart_layout=layout,
         bootrom_enabled=bootrom_enabled,
         cpu=cpu_to_pyboy(st),
         oam_dma=dma_to_pyboy(st),
         lcd=lcd,
+        sound=sound,
         renderer=renderer,
         memory=memory,
         timer=timer_to_pyboy(st),

@@ -61,6 +61,7 @@ TRAILING_SHAPES: dict[str, Callable[[], tuple[int, ...]]] = {
     "serial_buf": lambda: (_const("gbxcule.kernels.serial", "SERIAL_CAP"),),
     "joy_rel_mask": lambda: (_const("gbxcule.kernels.joypad", "JOY_QUEUE"),),
     "joy_rel_wait": lambda: (_const("gbxcule.kernels.joypad", "JOY_QUEUE"),),
+    "apu": lambda: (_const("gbxcule.kernels.apu", "APU_FIELDS"),),
     "line_latch": lambda: (
         _const("gbxcule.core.pixels", "SCREEN_H"),
         _const("gbxcule.core.pixels", "LATCH_FIELDS"),

@@ -25,9 +25,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--ref",
         "--reference",
         default="pyboy",
-        help="reference backend (default: pyboy, our oracle setup; pyboy-stock: an unmodified "
-        "PyBoy(rom) with its own boot ROM, palette and sound, FF10-FF3F not compared; "
-        "pyboy-stock-nosound: the same with sound_emulated=False, everything compared)",
+        help="reference backend (default: pyboy, our oracle setup, sound on; pyboy-stock: an "
+        "unmodified PyBoy(rom) with its own boot ROM, palette and sound, everything compared; "
+        "pyboy-stock-nosound: the same with sound_emulated=False, FF10-FF3F not compared)",
     )
     p.add_argument(
         "--boot",
@@ -58,7 +58,13 @@ def configure(p: argparse.ArgumentParser) -> None:
         "and/or hex ranges like C000-C0FF (default: vram,cartram,wram,oam,io,hram,ie)",
     )
     p.add_argument("--ignore", default="", help="addresses masked out, e.g. FF04,FF40-FF4B")
-    p.add_argument("--cycles", action="store_true", help="also compare the cycle counter")
+    p.add_argument(
+        "--no-cycles",
+        dest="cycles",
+        action="store_false",
+        help="do not compare the T-cycle counter (compared by default)",
+    )
+    p.add_argument("--cycles", dest="cycles", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--no-frames", action="store_true", help="do not compare frame shades")
     p.add_argument("--num-envs", type=int, default=1)
     p.add_argument("--bundle-dir", type=Path, help="where repro bundles go (default: repro/)")

@@ -6,7 +6,7 @@ or a size the codec works out; ``struct`` for a nested dataclass), ``since``/``u
 (the first/last file layout that stores it, see ``LAYOUTS``). Field order is file order.
 
 A field absent from an older layout keeps its default, which is the value a fresh
-PyBoy 2.8.1 DMG (``sound_emulated=False``) has before its first frame, or the value
+PyBoy 2.8.1 DMG (``sound_emulated=True``, its default) has before its first frame, or the value
 2.8.1's own loader puts there for older files. ``PyBoyState.defaulted`` lists them.
 
 Units. Every cycle count is in T-cycles (4.194304 MHz, single speed) unless named
@@ -46,9 +46,10 @@ SGB_BORDER_TILES, SGB_BORDER_MAP, SGB_BORDER_PALETTES = 0x2000, 0x800, 0x80
 IO_HIGH_OBJECT_PRIORITY = 0xFF6C - 0xFF4C
 IO_HIGH_WRAM_SELECT = 0xFF70 - 0xFF4C
 
-# Fresh PyBoy 2.8.1 values (DMG, sound_emulated=False) for fields older layouts lack.
+# Fresh PyBoy 2.8.1 values (DMG, sound_emulated=True) for fields older layouts lack.
 NEVER = MAX_CYCLES
 SAMPLE_RATE = 48000
+FS_CYCLES = 8192  # the sound unit's frame sequencer: 512 Hz
 SAMPLES_PER_FRAME = -(-SAMPLE_RATE * FRAME_CYCLES // CLOCK_RATE)  # 804
 
 
@@ -221,7 +222,7 @@ class NoiseChannelState:
 
 @dataclass
 class SoundState:
-    """PyBoy's APU model (not emulated by us); kept so a state round-trips into PyBoy."""
+    """PyBoy's sound unit (``kernels/apu.py`` maps it); defaults: a fresh PyBoy's with sound on."""
 
     audiobuffer_head: int = spec("u64", since="v14")
     samples_per_frame: int = spec("u64", SAMPLES_PER_FRAME, since="v14")
@@ -234,9 +235,9 @@ class SoundState:
         doc="(samples_per_frame + 1) * 2 bytes",
     )
     speed_shift: int = spec("u8", since="v14")
-    cycles_target: float = spec("f64", float(NEVER), since="v14")
-    cycles_target_512hz: float = spec("f64", float(NEVER), since="v14")
-    cycles_to_interrupt: int = spec("u64", NEVER, since="v14")
+    cycles_target: float = spec("f64", CLOCK_RATE / SAMPLE_RATE, since="v14")
+    cycles_target_512hz: float = spec("f64", float(FS_CYCLES), since="v14")
+    cycles_to_interrupt: int = spec("u64", -(-CLOCK_RATE // SAMPLE_RATE), since="v14")
     cycles: int = spec("u64", since="v14")
     last_cycles: int = spec("u64", since="v14")
     div_apu_counter: int = spec("u64", since="v14")

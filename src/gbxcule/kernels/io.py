@@ -17,8 +17,10 @@ Each unit keeps its own power-on values (``<unit>_power_on``, composed by
 
 Read values (``io_peek``, no side effects): unused bits and unmapped registers
 read as 1 where PyBoy does (FF03, FF08-FF0E, FF4C-FF7F read $FF; TAC | $F8;
-IF | $E0); with ``sound_emulated=False`` PyBoy reads every FF10-FF3F register
-as $00 and ignores writes there. P1 is the value computed at its last write.
+IF | $E0). FF10-FF3F belong to the sound unit (``kernels/apu.py``): a read or write
+syncs it to ``cycles``, as PyBoy's with ``sound_emulated=True``; ``io_peek`` gives its
+registers as of its last sync, with wave RAM as a read at that same cycle sees it. P1 is
+the value computed at its last write.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.core.memory_layout import IO_OFF
+from gbxcule.kernels.apu import apu_div_write, apu_peek, apu_read, apu_write_synced
 from gbxcule.kernels.dma import dma_catch_up, dma_start, oam_read, oam_write
 from gbxcule.kernels.ioregs import IF, raise_interrupt, set_reg
 from gbxcule.kernels.joypad import p1_write
@@ -68,7 +71,7 @@ def io_peek(m: wp.ref[Machine], i: int, addr: int) -> int:
     if r == 0x03 or (r >= 0x08 and r <= 0x0E) or (r >= 0x4C and r < 0x80):
         value = 0xFF
     if r >= 0x10 and r < 0x40:
-        value = 0x00
+        value = apu_peek(m, i, r - 0x10, 0)
     if r == 0x04:
         value = timer_read_div(m, i)
     if r == 0x05:
@@ -94,6 +97,8 @@ def io_read(m: wp.ref[Machine], i: int, addr: int) -> int:
         raise_interrupt(m, i, lcd_sync_outlined(m, i, cycles + wp.int64(m.i32[i, ACCESS_OFFSET])))
     if r == 0x41:
         return stat_read(m, i)
+    if r >= 0x10 and r < 0x40:
+        return apu_read(m, i, r - 0x10, cycles)
     return io_peek(m, i, addr)
 
 
@@ -113,6 +118,7 @@ def io_write(m: wp.ref[Machine], i: int, addr: int, value: int):
     if r >= 0x04 and r <= 0x07:
         raise_interrupt(m, i, timer_sync(m, i, cycles))
         if r == 0x04:
+            apu_div_write(m, i, cycles)
             timer_write_div(m, i)
         if r == 0x05:
             timer_write_tima(m, i, v)
@@ -122,6 +128,8 @@ def io_write(m: wp.ref[Machine], i: int, addr: int, value: int):
             timer_write_tac(m, i, v)
     if r == 0x0F:
         set_reg(m, i, IF, v & 0x1F)
+    if r >= 0x10 and r < 0x40:
+        apu_write_synced(m, i, r - 0x10, v, cycles)
     if r >= 0x40 and r <= 0x4B:
         raise_interrupt(m, i, lcd_sync_outlined(m, i, cycles))
         if r == 0x40:

@@ -4,13 +4,14 @@
 PyBoy powers on with RAM, VRAM, OAM and HRAM zeroed, and so do we. Each unit sets its
 own nonzero columns and IO registers (and restates some zeros) in its own file: the CPU
 at PC=0 (``cpu_state.py``), the boot ROM mapped (``bus.py``), banks as PyBoy's MBCs
-start (``mbc.py``), the timer, serial port, LCD and renderer, OAM DMA and joypad.
+start (``mbc.py``), the timer, serial port, LCD and renderer, OAM DMA, joypad and sound unit.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
+from gbxcule.kernels.apu import apu_power_on
 from gbxcule.kernels.bus import bus_power_on
 from gbxcule.kernels.cpu_state import cpu_power_on
 from gbxcule.kernels.dma import dma_power_on
@@ -35,3 +36,4 @@ def power_on(m: Machine):
     lcd_power_on(m, i)
     dma_power_on(m, i)
     joypad_power_on(m, i)
+    apu_power_on(m, i)

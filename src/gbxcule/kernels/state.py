@@ -246,6 +246,7 @@ class Machine:
     serial_buf: wp.array2d(dtype=wp.uint8)  # [N, serial.SERIAL_CAP] ring of SB writes
     joy_rel_mask: wp.array2d(dtype=wp.int32)  # [N, joypad.JOY_QUEUE] pending release masks
     joy_rel_wait: wp.array2d(dtype=wp.int32)  # frames until each pending release
+    apu: wp.array2d(dtype=wp.int64)  # [N, APU_FIELDS] the sound unit, columns in kernels/apu.py
 
     # ---- pixels section -----------------------------------------------------
     # [N, 144, LATCH_FIELDS] registers per line of the step's last frame; written by
@@ -286,6 +287,7 @@ def env_view(m: Machine, i: int) -> Machine:
     v.serial_buf = m.serial_buf[i : i + 1]
     v.joy_rel_mask = m.joy_rel_mask[i : i + 1]
     v.joy_rel_wait = m.joy_rel_wait[i : i + 1]
+    v.apu = m.apu[i : i + 1]
     v.line_latch = m.line_latch[i : i + 1]
     v.frame_video = m.frame_video[i : i + 1]
     v.video_log = m.video_log[i : i + 1]

@@ -3,8 +3,9 @@
 A frame runs slices until the LCD reports the frame done. Each slice:
 
 1. target = max(4, min(distance to the timer's overflow/interrupt, to the LCD's
-   next transition, to the end of the LCD frame, to the serial transfer's end));
-   sound (not emulated) and CGB HDMA add nothing;
+   next transition, to the end of the LCD frame, to the serial transfer's end, and
+   the sound unit's absolute next event, which only counts in the first few hundred
+   cycles after power-on: ``kernels/apu.py``); CGB HDMA adds nothing;
 2. ``cpu_tick``: check interrupts once (dispatch may take 20 cycles); a halted
    CPU jumps the whole target at once (this is the HALT fast-forward); else run
    instructions until the target is reached or one bails (IO/IE/mapper writes,
@@ -45,6 +46,7 @@ from dataclasses import dataclass
 
 import warp as wp
 
+from gbxcule.kernels.apu import apu_frame_start, apu_slice_target, apu_sync
 from gbxcule.kernels.codegen import STEP_CPU_MODULE, STEP_CUDA_MODULE, step_module_options
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.cpu_step import (
@@ -99,12 +101,12 @@ BOOT_MAX_FRAMES = 4
 @wp.func
 def slice_target(m: wp.ref[Machine], i: int) -> wp.int64:
     i64 = m.i64
-    t = NEVER  # sound (not emulated) and CGB HDMA never schedule anything
+    t = NEVER  # CGB HDMA never schedules anything
     t = wp.min(t, i64[i, TIM_TO_IRQ])
     t = wp.min(t, i64[i, LCD_TO_IRQ])
     t = wp.min(t, i64[i, LCD_TO_FRAME])
     t = wp.min(t, i64[i, SER_TO_IRQ])
-    return wp.max(MIN_SLICE, t)
+    return wp.max(MIN_SLICE, apu_slice_target(m, i, t))
 
 
 @wp.func
@@ -180,6 +182,8 @@ def _make_halt_through_lcd(out_of_line: bool):
             ser_left = i64[i, SER_TO_IRQ] - (cycles - i64[i, SER_LAST])
             t = wp.max(MIN_SLICE, wp.min(i64[i, LCD_TO_IRQ], i64[i, LCD_TO_FRAME]))
             if t >= tim_left or t >= ser_left or i32[i, DMA_ACTIVE] != 0:
+                break
+            if cycles + wp.int64(1) < t:  # the sound unit's target may be the slice's
                 break
             cycles = cycles + t
             i64[i, CYCLES] = cycles
@@ -465,14 +469,18 @@ def _make_kernel(features: StepFeatures, run_frame):
             hooks_step_start(m, i)
         for f in range(frames):
             joypad_frame_start(m, i, wp.where(f == 0, press, 0), release_after)
+            apu_frame_start(m, i)
             m.i32[i, LCD_RENDER] = 0
             if render != 0 and f == frames - 1:
                 m.i32[i, LCD_RENDER] = 1
             if run_frame(m, i, stop_pc) != 0:
-                return
+                break
             joypad_frame_end(m, i)
             if m.i32[i, LOCKED] != 0:
-                return
+                break
+        # the sound unit as PyBoy's, which syncs it at every slice end: host reads and
+        # save states then see it up to date
+        apu_sync(m, i, m.i64[i, CYCLES])
 
     if features.units_out_of_line:
         # The GPU shape takes the Machine as the one element of an array and hands the

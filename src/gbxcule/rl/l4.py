@@ -22,9 +22,8 @@ is undefined by the backend contract (ours: blank, PyBoy: black), so both agents
 blank frame there, as in training on our backend (``history/rl-harness.md``).
 
 References (:data:`REFERENCES`): ``oracle`` is our oracle configuration (PyBoy with our
-fast boot ROM, sound off; ours ``boot="fast"``), ``stock`` an unmodified ``PyBoy(rom)``
-(its boot ROM, palette and sound; ours ``boot="pyboy"``, FF10-FF3F masked in the state
-compare as in ``verify --reference pyboy-stock``).
+fast boot ROM, sound on; ours ``boot="fast"``), ``stock`` an unmodified ``PyBoy(rom)``
+(its boot ROM, palette and sound; ours ``boot="pyboy"``), both compared in full.
 
 Statistics for noisy comparisons: :func:`tost` (two one-sided Welch t-tests at a stated
 margin) and :func:`mean_ci`, with the Student t distribution computed here

@@ -1,0 +1,280 @@
+"""Sound-unit probe programs for the lockstep tests (assembled with our own assembler).
+
+Each program writes the sound registers (FF10-FF3F), DIV and NR52, waits, and reads
+them back, logging every read to WRAM through DE, so any difference from PyBoy's sound
+unit (``sound_emulated=True``) in a read value or in when it changes shows as a RAM diff.
+``sound_probe`` covers the behaviours one by one (``PROBES``); ``random_sound_program``
+mixes random writes, reads and delays.
+"""
+
+from __future__ import annotations
+
+import random
+
+from .emu_timing_programs import program
+
+STORE = "    ld [de], a\n    inc de\n    ld a, d\n    and $0F\n    or $D0\n    ld d, a\n"
+
+
+def _write(reg: int, value: int) -> str:
+    return f"    ld a, ${value & 0xFF:02X}\n    ldh [${reg:02X}], a\n"
+
+
+def _read(reg: int) -> str:
+    return f"    ldh a, [${reg:02X}]\n" + STORE
+
+
+def _delay(label: str, count: int, inner: int = 1) -> str:
+    """About ``count * inner * 16`` cycles."""
+    if inner <= 1:
+        return f"    ld b, {count}\n{label}:\n    dec b\n    jr nz, {label}\n"
+    return (
+        f"    ld c, {count}\n{label}o:\n    ld b, {inner}\n{label}:\n    dec b\n    jr nz, {label}\n"
+        f"    dec c\n    jr nz, {label}o\n"
+    )
+
+
+def _read_all(label: str) -> str:
+    """Reads every register FF10-FF26 and wave RAM (24 + 16 reads)."""
+    return (
+        f"    ld c, $10\n{label}:\n    ldh a, [c]\n" + STORE + f"    inc c\n    ld a, c\n"
+        f"    cp $40\n    jr nz, {label}\n"
+    )
+
+
+def _nr52_poll(label: str, count: int) -> str:
+    """Reads NR52 ``count`` times (up to 65535), one every 40 cycles: when a channel
+    stops, to 10 M-cycles (a 16384-cycle length clock is about 400 reads)."""
+    return (
+        f"    ld bc, {count}\n{label}:\n"
+        + _read(0x26)
+        + f"    dec bc\n    ld a, b\n    or c\n    jr nz, {label}\n"
+    )
+
+
+def _body(text: str) -> bytes:
+    return program(
+        'SECTION "main", ROM0[$0150]\nMain:\n    call LogInit\n    ld de, $D000\n'
+        f"Body:\n{text}.halt:\n    jr .halt\nHook:\nRst0:\n    ret\n"
+    )
+
+
+POWER_ON = _write(0x26, 0x80) + _write(0x25, 0xFF) + _write(0x24, 0x77)
+
+PROBES: dict[str, str] = {
+    # read masks and write-only bits; power-off clears all but the DMG length timers
+    "read_masks": (
+        POWER_ON
+        + "".join(_write(r, 0xFF) for r in range(0x10, 0x26) if r not in (0x14, 0x19, 0x1E, 0x23))
+        + _read_all(".a")
+        + _write(0x26, 0x00)
+        + _read_all(".b")
+        + _write(0x11, 0xC8)
+        + _write(0x12, 0xF0)
+        + _read_all(".c")
+        + _write(0x26, 0x80)
+        + _read_all(".d")
+    ),
+    # triggers and DACs: NR52 bits set and cleared by NRx2 / NR30
+    "dac_trigger": (
+        POWER_ON
+        + _write(0x12, 0xF0)
+        + _write(0x14, 0x80)
+        + _read(0x26)
+        + _write(0x17, 0x08)
+        + _write(0x19, 0x80)
+        + _read(0x26)
+        + _write(0x1A, 0x80)
+        + _write(0x1E, 0x80)
+        + _read(0x26)
+        + _write(0x21, 0x10)
+        + _write(0x23, 0x80)
+        + _read(0x26)
+        + _write(0x12, 0x00)
+        + _read(0x26)
+        + _write(0x17, 0x00)
+        + _read(0x26)
+        + _write(0x1A, 0x00)
+        + _read(0x26)
+        + _write(0x21, 0x00)
+        + _read(0x26)
+        + _write(0x17, 0x00)
+        + _write(0x19, 0x80)
+        + _read(0x26)
+    ),
+    # length counters run out at frame-sequencer edges, polled to the M-cycle
+    "length": (
+        POWER_ON
+        + _write(0x12, 0xF0)
+        + _write(0x11, 0x3E)
+        + _write(0x14, 0xC0)
+        + _write(0x17, 0xF0)
+        + _write(0x16, 0x3C)
+        + _write(0x19, 0xC0)
+        + _write(0x1A, 0x80)
+        + _write(0x1B, 0xFD)
+        + _write(0x1E, 0xC0)
+        + _write(0x21, 0xF0)
+        + _write(0x20, 0x3A)
+        + _write(0x23, 0xC0)
+        + _nr52_poll(".p", 2600)
+    ),
+    # NRx4 length-enable writes on odd sequencer steps clock the length counter
+    "length_quirks": "".join(
+        _write(0x26, 0x80)
+        + _write(0x12, 0xF0)
+        + _write(0x11, 0x3F)
+        + _delay(f".w{k}", 20 + 37 * k, 4)
+        + _write(0x14, 0x40)
+        + _read(0x26)
+        + _write(0x14, 0xC0)
+        + _read(0x26)
+        + _write(0x11, 0x3F)
+        + _write(0x14, 0xC0)
+        + _read(0x26)
+        + _nr52_poll(f".p{k}", 450)
+        + _write(0x26, 0x00)
+        for k in range(6)
+    ),
+    # the sweep: overflow on trigger, overflow after iterations, the $7FF second check,
+    # negate-then-positive disabling
+    "sweep": (
+        POWER_ON
+        + _write(0x12, 0xF0)
+        + _write(0x10, 0x11)
+        + _write(0x13, 0xF0)
+        + _write(0x14, 0x87)
+        + _read(0x26)
+        + _nr52_poll(".a", 20)
+        + _write(0x10, 0x21)
+        + _write(0x13, 0x00)
+        + _write(0x14, 0x84)
+        + _nr52_poll(".b", 1500)
+        + _write(0x10, 0x19)
+        + _write(0x13, 0x00)
+        + _write(0x14, 0x84)
+        + _read(0x26)
+        + _write(0x10, 0x11)
+        + _read(0x26)
+        + _write(0x10, 0x17)
+        + _write(0x13, 0xFF)
+        + _write(0x14, 0x86)
+        + _read(0x26)
+        + _nr52_poll(".c", 600)
+        + _write(0x10, 0x01)
+        + _write(0x13, 0xAA)
+        + _write(0x14, 0x87)
+        + _read(0x26)
+        + _nr52_poll(".d", 600)
+        + _write(0x10, 0x12)
+        + _write(0x13, 0xF8)
+        + _write(0x14, 0x87)
+        + _read(0x26)
+        + _nr52_poll(".e", 900)
+    ),
+    # wave RAM while channel 3 plays: $FF except on the cycle it reads; retrigger corruption
+    "wave_ram": (
+        POWER_ON
+        + "".join(_write(0x30 + k, 0x11 * k) for k in range(16))
+        + _write(0x1A, 0x80)
+        + _write(0x1C, 0x20)
+        + "".join(
+            _write(0x1D, period & 0xFF)
+            + _write(0x1E, 0x80 | (period >> 8))
+            + "".join(_read(0x30 + (k % 16)) for k in range(24))
+            + _write(0x30, 0x5A)
+            + _write(0x37, 0xA5)
+            + _write(0x1E, 0x80 | (period >> 8))
+            + _read(0x30)
+            + _read(0x31)
+            for period in (0x7FF, 0x7FE, 0x7FD, 0x7FC, 0x7F0, 0x7C3, 0x700)
+        )
+        + _write(0x1A, 0x00)
+        + _read_all(".r")
+    ),
+    # DIV writes clock the frame sequencer on a falling bit 12; NR52 power-on after one
+    "div_sequencer": "".join(
+        _write(0x26, 0x00)
+        + _write(0x26, 0x80)
+        + _write(0x12, 0xF0)
+        + _write(0x11, 0x3E)
+        + _write(0x14, 0xC0)
+        + _delay(f".d{k}", 3 + 29 * k, 5)
+        + _write(0x04, 0)
+        + _read(0x26)
+        + _write(0x11, 0x3F)
+        + _write(0x14, 0xC0)
+        + _write(0x04, 0)
+        + _nr52_poll(f".p{k}", 500)
+        + _write(0x26, 0x00)
+        + _delay(f".e{k}", 7 + 13 * k, 3)
+        + _write(0x04, 0)
+        + _delay(f".f{k}", 5 + 11 * k, 3)
+        + _write(0x26, 0x80)
+        + _write(0x12, 0xF0)
+        + _write(0x11, 0x3F)
+        + _write(0x14, 0xC0)
+        + _nr52_poll(f".q{k}", 500)
+        for k in range(5)
+    ),
+}
+
+
+def sound_probe(name: str) -> bytes:
+    return _body(PROBES[name])
+
+
+def random_sound_program(seed: int, snippets: int = 200) -> bytes:
+    """Random sound-register writes (triggers, DACs, lengths, sweeps, NR52 off and on,
+    DIV), reads of every register and wave RAM, and delays of random lengths."""
+    rng = random.Random(seed)
+    lines = [POWER_ON]
+    regs = [r for r in range(0x10, 0x27) if r != 0x15 and r != 0x1F] + [0x30, 0x35, 0x3F]
+    for k in range(snippets):
+        r = rng.random()
+        if r < 0.40:
+            reg = rng.choice(regs)
+            if reg in (0x14, 0x19, 0x1E, 0x23):
+                value = rng.choice([0x80, 0xC0, 0x40, 0x00, 0x87, 0xC7]) | rng.randrange(8)
+            elif reg == 0x26:
+                value = rng.choice([0x80, 0x80, 0x80, 0x00, 0xFF])
+            elif reg in (0x11, 0x16, 0x20):
+                value = rng.choice([0x3F, 0x3E, 0x30, rng.randrange(256)])
+            elif reg in (0x12, 0x17, 0x21):
+                value = rng.choice([0xF0, 0x08, 0x00, 0xF3, 0x1A, rng.randrange(256)])
+            else:
+                value = rng.randrange(256)
+            lines.append(_write(reg, value))
+        elif r < 0.70:
+            lines.append(_read(rng.choice(regs + [0x26, 0x26, 0x26])))
+        elif r < 0.75:
+            lines.append(_write(0x04, 0))
+        elif r < 0.80:
+            lines.append(_nr52_poll(f".p{k}", rng.randrange(2, 400)))
+        elif r < 0.95:
+            lines.append(_delay(f".d{k}", rng.randrange(1, 200), rng.choice([1, 1, 4, 16])))
+        else:
+            lines.append(_read_all(f".a{k}"))
+    return _body("".join(lines))
+
+
+def random_wave_program(seed: int, rounds: int = 40) -> bytes:
+    """Channel 3 playing at random periods while wave RAM is read and written at random
+    M-cycles (nops between), retriggered now and then: the one-cycle access window."""
+    rng = random.Random(seed)
+    lines = [POWER_ON, "".join(_write(0x30 + k, rng.randrange(256)) for k in range(16))]
+    lines.append(_write(0x1A, 0x80) + _write(0x1C, 0x20))
+    for _round in range(rounds):
+        period = rng.choice([0x7FF, 0x7FE, 0x7FD, 0x7FB, 0x7F7, 0x7E1, rng.randrange(0x700, 0x800)])
+        lines.append(_write(0x1D, period & 0xFF) + _write(0x1E, 0x80 | (period >> 8)))
+        for _access in range(rng.randrange(8, 40)):
+            lines.append("    nop\n" * rng.randrange(4))
+            r = rng.random()
+            if r < 0.75:
+                lines.append(_read(0x30 + rng.randrange(16)))
+            elif r < 0.9:
+                lines.append(_write(0x30 + rng.randrange(16), rng.randrange(256)))
+            else:
+                lines.append(_write(0x1E, 0x80 | (period >> 8)))
+    lines.append(_write(0x1A, 0x00) + _read_all(".r"))
+    return _body("".join(lines))
