@@ -743,13 +743,121 @@ def game_rom_bytes() -> bytes:
     return build_rom(GAME_SOURCE, title="GBXGAME", cart_type="MBC1", rom_banks=ROM_BANKS)
 
 
+# The music variant (``game-music``): the same game with a music engine in the VBlank
+# handler, as games have one: every frame it reads NR52 (which channels still play),
+# writes NR50/NR51/NR52 and all four channels' registers from a note table (23 writes),
+# retriggering channel 1 every 8 frames, channel 2 every 12, channel 3 every 16 and the
+# noise channel every 4, with length counters on so channels also stop by themselves.
+MUSIC_ENGINE = """
+MusicTick:                  ; keeps DE; the VBlank handler saved AF, BC, HL
+    ldh a, [$26]
+    ld [wMusicSeen], a
+    ld a, $80
+    ldh [$26], a
+    ld a, $77
+    ldh [$24], a
+    ld a, $FF
+    ldh [$25], a
+    ld hl, wMusicFrame
+    inc [hl]
+    ld a, [hl]
+    ld c, a                 ; C = frame
+    rrca
+    rrca
+    rrca
+    and $0F                 ; note = frame / 8 mod 16
+    add a, a
+    ld l, a
+    ld h, HIGH(MusicNotes)
+    ld a, [hl+]
+    ld b, [hl]              ; B:A = the note's period
+    ldh [$13], a
+    ldh [$18], a
+    ldh [$1D], a
+    ld a, $15
+    ldh [$10], a            ; sweep: pace 1, up, shift 5
+    ld a, $B0
+    ldh [$11], a            ; duty 2, length 48
+    ldh [$16], a
+    ld a, $F3
+    ldh [$12], a            ; volume 15, down, pace 3
+    ld a, $A5
+    ldh [$17], a
+    ld a, c
+    and $07
+    ld a, b
+    jr nz, .no1
+    or $C0                  ; trigger, length on
+.no1:
+    ldh [$14], a
+    ld a, c
+    and $0B
+    ld a, b
+    jr nz, .no2
+    or $C0
+.no2:
+    ldh [$19], a
+    ld a, $80
+    ldh [$1A], a            ; channel 3 DAC on
+    ld a, $C0
+    ldh [$1B], a
+    ld a, $20
+    ldh [$1C], a
+    ld a, c
+    and $0F
+    ld a, b
+    jr nz, .no3
+    or $C0
+.no3:
+    ldh [$1E], a
+    ld a, $3A
+    ldh [$20], a
+    ld a, $C1
+    ldh [$21], a
+    ld a, c
+    and $3F
+    ldh [$22], a
+    ld a, c
+    and $03
+    ld a, $00
+    jr nz, .no4
+    ld a, $C0
+.no4:
+    ldh [$23], a
+    ret
+"""
+
+MUSIC_DATA = """
+SECTION "music_notes", ROM0[$3E00]
+MusicNotes:
+    dw $0416, $0483, $04E5, $053B, $0563, $05AC, $05ED, $060A
+    dw $0642, $0672, $069E, $06B2, $06D6, $06F7, $0706, $0721
+SECTION "music_vars", WRAM0[$C280]
+wMusicFrame: ds 1
+wMusicSeen: ds 1
+"""
+
+MUSIC_SOURCE = (
+    GAME_SOURCE.replace(
+        "VBlankIsr:\n    push af\n    push bc\n    push hl\n",
+        "VBlankIsr:\n    push af\n    push bc\n    push hl\n    call MusicTick\n",
+    ).replace("DmaRoutine:", MUSIC_ENGINE + "\nDmaRoutine:", 1)
+    + MUSIC_DATA
+)
+
+
+def game_music_rom_bytes() -> bytes:
+    return build_rom(MUSIC_SOURCE, title="GBXMUSIC", cart_type="MBC1", rom_banks=ROM_BANKS)
+
+
 OUT_DIR = Path(__file__).resolve().parent / "roms" / "out"
 
 
-def game_rom_path() -> Path:
-    """``bench/roms/out/game_bench.gb``, assembled from :data:`GAME_SOURCE` when it differs."""
-    data = game_rom_bytes()
-    path = OUT_DIR / "game_bench.gb"
+def game_rom_path(music: bool = False) -> Path:
+    """``bench/roms/out/game_bench.gb`` (``game_music_bench.gb`` with the music engine),
+    assembled from its source when it differs."""
+    data = game_music_rom_bytes() if music else game_rom_bytes()
+    path = OUT_DIR / ("game_music_bench.gb" if music else "game_bench.gb")
     if not path.is_file() or path.read_bytes() != data:
         write_atomic(path, data)
     return path

@@ -217,6 +217,31 @@ PROBES: dict[str, str] = {
         + _nr52_poll(f".q{k}", 500)
         for k in range(5)
     ),
+    # wave RAM read by the first instruction of a slice (HALT wakes with IME off) with
+    # ``ldh a, [c]``, which reads on its first cycle: PyBoy ticked the unit at that very
+    # cycle at the slice's end, which closes the window (``ldh a, [n]`` reads 4 later)
+    "wave_after_halt": (
+        POWER_ON
+        + "".join(_write(0x30 + k, 0x10 + k) for k in range(16))
+        + _write(0x1A, 0x80)
+        + _write(0x1C, 0x20)
+        + _write(0x0F, 0x00)
+        + _write(0xFF, 0x03)  # IE: VBlank, STAT
+        + _write(0x41, 0x08)  # STAT: the HBlank interrupt
+        + "    di\n"
+        + "".join(
+            _write(0x1D, period & 0xFF)
+            + _write(0x1E, 0x80 | (period >> 8))
+            + "".join(
+                f"    ld c, ${0x30 + k % 16:02X}\n    halt\n    ldh a, [c]\n"
+                + STORE
+                + _read(0x30 + (k % 16))
+                + _write(0x0F, 0x00)
+                for k in range(40)
+            )
+            for period in (0x7FF, 0x7FE, 0x7FD, 0x7FB, 0x7F8)
+        )
+    ),
 }
 
 

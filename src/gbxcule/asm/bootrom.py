@@ -17,8 +17,8 @@ What it deliberately does not do:
 * No logo scroll, no VRAM/OAM clearing: PyBoy powers on with VRAM, OAM, WRAM
   and HRAM zeroed, and so does our emulator.
 * No stack use (SP is loaded once), so HRAM stays all zero.
-* No sound register writes: with ``sound_emulated=False`` PyBoy ignores them and
-  reads every FF10-FF3F register as $00.
+* No sound register writes: the sound unit stays as it powers on (NR52 $70, off), so a
+  game starts from a silent, known APU.
 * No SB write: PyBoy records every SB write as serial output.
 * No DIV write: the divider keeps counting from power-on, so its internal
   16-bit counter equals the T-cycle count (mod 65536) when the cartridge starts.
