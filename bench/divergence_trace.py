@@ -38,7 +38,7 @@ from bench.divergence_model import (
     SLICE,
     SYNC,
 )
-from gbxcule.kernels.apu import apu_frame_start, apu_sync
+from gbxcule.kernels.apu import apu_step_end
 from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem, cpu_fast_mem_direct
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.cpu_step import cpu_general
@@ -62,6 +62,7 @@ from gbxcule.kernels.state import (
     PC,
     SER_LAST,
     SER_TO_IRQ,
+    SND_FRAME_START,
     TIM_LAST,
     TIM_TO_IRQ,
     Machine,
@@ -214,7 +215,7 @@ def make_path_trace_kernel(gpu_shape: bool):
             for f in range(frames):
                 n = emit(trace, i, n, FRAME)
                 joypad_frame_start(e, 0, wp.where(f == 0, press, 0), release_after)
-                apu_frame_start(e, 0)
+                e.i64[0, SND_FRAME_START] = e.i64[0, CYCLES]
                 e.i32[0, LCD_RENDER] = 0
                 if render != 0 and f == frames - 1:
                     e.i32[0, LCD_RENDER] = 1
@@ -236,7 +237,7 @@ def make_path_trace_kernel(gpu_shape: bool):
                 joypad_frame_end(e, 0)
                 if e.i32[0, LOCKED] != 0:
                     break
-            apu_sync(e, 0, e.i64[0, CYCLES])
+            apu_step_end(e, 0)
         lens[i] = n
 
     return wp.kernel(path_trace_kernel, name="path_trace_kernel" + suffix)

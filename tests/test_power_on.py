@@ -78,7 +78,7 @@ UNIT_FIELDS = {
     ),
     "dma": ({"dma_active", "dma_index", "dma_start"}, set()),
     "joypad": ({"joy_dir", "joy_std", "joy_rel_mask", "joy_rel_wait"}, set()),
-    "apu": ({"apu"}, set()),
+    "apu": ({"apu", "snd_frame_start", "snd_count_from"}, set()),
 }
 UNITS = tuple(UNIT_FIELDS)
 DIRTY = {"mem": 0xAB, "i32": -7, "i64": -9, "joy_rel_mask": 5, "joy_rel_wait": 6, "apu": -11}
@@ -241,7 +241,8 @@ def test_power_on_sound_unit_matches_pyboys_sound_source():
     state.noise = _as_state(sound.noisechannel, NoiseChannelState)
     state.wave.wavetable = np.asarray(sound.wavechannel.wavetable, dtype=np.uint8)
     row = np.zeros_like(apu_power_on_row())
-    apu_from_pyboy(state, 29, row)
+    zero = np.zeros((), np.int64)
+    apu_from_pyboy(state, 29, {"apu": row, "snd_frame_start": zero, "snd_count_from": zero})
     m = _machine(envs=1)
     wp.launch(power_on, dim=1, inputs=[m], device="cpu")
     assert np.array_equal(capture_env(m, 0)["apu"], row)

@@ -70,7 +70,7 @@ def _loaders(state: PyBoyState, cart):
         "lcd": lambda st: ppu.lcd_from_pyboy(state.lcd, state.renderer, st),
         "dma": lambda st: dma.dma_from_pyboy(state.oam_dma, st),
         "joypad": lambda st: joypad.joypad_from_pyboy(state.joypad, st),
-        "apu": lambda st: apu.apu_from_pyboy(state.sound, state.version, st["apu"]),
+        "apu": lambda st: apu.apu_from_pyboy(state.sound, state.version, st),
         "cart": lambda st: mbc.cart_from_pyboy(
             state.cart,
             state.layout,

@@ -88,7 +88,7 @@ def env_state_from_pyboy(state: PyBoyState, base: MachineState, cart: CartConfig
     lcd_from_pyboy(state.lcd, state.renderer, st)
     dma_from_pyboy(state.oam_dma, st)
     joypad_from_pyboy(state.joypad, st)
-    apu_from_pyboy(state.sound, state.version, st["apu"])
+    apu_from_pyboy(state.sound, state.version, st)
     cart_from_pyboy(
         state.cart,
         state.layout,

@@ -110,7 +110,16 @@ from gbxcule.kernels.apu_layout import (
     WAVE_RAM,
     col,
 )
-from gbxcule.kernels.state import CYCLES, TIM_COUNTER, TIM_LAST, Machine
+from gbxcule.kernels.state import (
+    CYCLES,
+    SND_COUNT_FROM,
+    SND_FRAME_START,
+    TIM_COUNTER,
+    TIM_LAST,
+    Machine,
+    MachineState,
+    put_fields,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -120,7 +129,7 @@ __all__ = [  # the unit's API; its columns and constants are apu_layout's
     "APU_UNSAVED",
     "CHANNELS",
     "apu_div_write",
-    "apu_frame_start",
+    "apu_step_end",
     "apu_from_pyboy",
     "apu_peek",
     "apu_power_on",
@@ -129,8 +138,8 @@ __all__ = [  # the unit's API; its columns and constants are apu_layout's
     "apu_slice_target",
     "apu_sync",
     "apu_to_pyboy",
+    "apu_io_write",
     "apu_write",
-    "apu_write_synced",
 ]
 
 # ---- channel timers between edges ------------------------------------------------
@@ -145,7 +154,7 @@ def sample_edge_at(m: wp.ref[Machine], i: int, t: wp.int64) -> int:
     return wp.where(sample_ceil(m, i) == t, 1, 0)
 
 
-@wp.func
+@wp.func(inline=False)
 def advance_channels(m: wp.ref[Machine], i: int, start: wp.int64, end: wp.int64):
     """The powered unit's channel ticks from ``start`` to ``end`` (no edge in between)."""
     a = m.apu
@@ -189,6 +198,14 @@ def advance_channels(m: wp.ref[Machine], i: int, start: wp.int64, end: wp.int64)
 def apu_sync(m: wp.ref[Machine], i: int, cycles: wp.int64):
     """Bring the unit up to the CPU's ``cycles`` (PyBoy's ``Sound.tick``)."""
     a = m.apu
+    start = m.i64[i, SND_FRAME_START]
+    if m.i64[i, SND_COUNT_FROM] != start:
+        # a frame began since the sample count did (PyBoy cleared its audio buffer): the
+        # samples up to its start were the earlier frames', the count starts there
+        m.i64[i, SND_COUNT_FROM] = start
+        if start < cycles:
+            sample_advance(m, i, start)
+        a[i, SND_FRAME_SAMPLES] = wp.int64(0)
     delta = cycles - a[i, SND_LAST]
     a[i, SND_LAST] = cycles
     a[i, W_ACCESS] = wp.int64(0)
@@ -213,18 +230,21 @@ def apu_sync(m: wp.ref[Machine], i: int, cycles: wp.int64):
     a[i, SND_TO_IRQ] = wp.min(sample_ceil(m, i), a[i, SND_FS_TARGET])
 
 
-@wp.func
-def apu_frame_start(m: wp.ref[Machine], i: int):
-    """A ``PyBoy.tick()`` frame begins: its sample count starts from here."""
-    sample_advance(m, i, m.i64[i, CYCLES])
-    m.apu[i, SND_FRAME_SAMPLES] = wp.int64(0)
+@wp.func(inline=False)
+def apu_step_end(m: wp.ref[Machine], i: int):
+    """The step ended (or stopped at a hook): the unit synced, as PyBoy's last slice end
+    left it, so host reads and save states see it current. (Each frame's start is only
+    recorded, ``snd_frame_start``: a call per frame cost the GPU step its stack budget.)"""
+    apu_sync(m, i, m.i64[i, CYCLES])
+    # the sync took the last frame's start: both marks 0 (the same state, and the one a load
+    # and a snapshot give)
+    m.i64[i, SND_FRAME_START] = wp.int64(0)
+    m.i64[i, SND_COUNT_FROM] = wp.int64(0)
 
 
 @wp.func
 def apu_slice_target(m: wp.ref[Machine], i: int, others: wp.int64) -> wp.int64:
-    """PyBoy's slice target: the minimum of the other units' (relative) targets and the
-    sound unit's absolute next event, which is more than the cycle count, so it only
-    matters while the cycle count is below the others."""
+    """The next slice's target with the sound unit's (``apu_slice_end`` synced it)."""
     cycles = m.i64[i, CYCLES]
     if cycles + wp.int64(1) >= others:
         return others
@@ -258,7 +278,7 @@ def apu_write(m: wp.ref[Machine], i: int, r: int, v: int):
             a[i, WAVE_RAM + int(a[i, col(2, FRAME)] / wp.int64(2))] = wp.int64(v)
 
 
-@wp.func
+@wp.func(inline=False)
 def apu_div_write(m: wp.ref[Machine], i: int, cycles: wp.int64):
     """A DIV write, before the timer clears its counter: syncs the unit; a DIV bit 4
     (counter bit 12) falling this way clocks the frame sequencer; either way the
@@ -275,7 +295,7 @@ def apu_div_write(m: wp.ref[Machine], i: int, cycles: wp.int64):
 # ---- register reads ----------------------------------------------------------------
 
 
-@wp.func
+@wp.func(inline=False)
 def apu_peek(m: wp.ref[Machine], i: int, r: int, access: int) -> int:
     """The value of ``0xFF10 + r`` as of the last sync; ``access``: channel 3's read window
     counts (a CPU read right after its sync), else wave RAM reads $FF while it plays."""
@@ -350,9 +370,14 @@ def apu_read(m: wp.ref[Machine], i: int, r: int, cycles: wp.int64) -> int:
 
 
 @wp.func(inline=False)
-def apu_write_synced(m: wp.ref[Machine], i: int, r: int, v: int, cycles: wp.int64):
-    access_sync(m, i, cycles)
-    apu_write(m, i, r, v)
+def apu_io_write(m: wp.ref[Machine], i: int, r: int, v: int, cycles: wp.int64):
+    """A CPU write to ``0xFF00 + r``: DIV (``r`` 4, the timer synced, its counter not yet
+    cleared) or a sound register (``r`` 0x10-0x3F). One call site for the bus."""
+    if r == 0x04:
+        apu_div_write(m, i, cycles)
+    else:
+        access_sync(m, i, cycles)
+        apu_write(m, i, r - 0x10, v)
 
 
 # ---- power-on ----------------------------------------------------------------------
@@ -362,6 +387,8 @@ def apu_write_synced(m: wp.ref[Machine], i: int, r: int, v: int, cycles: wp.int6
 def apu_power_on(m: wp.ref[Machine], i: int):
     """PyBoy's ``Sound()`` with sound emulated; every column not set here is 0."""
     a = m.apu
+    m.i64[i, SND_FRAME_START] = wp.int64(0)
+    m.i64[i, SND_COUNT_FROM] = wp.int64(0)
     a[i, SND_SAMPLE_K] = SAMPLE_M
     a[i, SND_SAMPLE_E] = wp.int64(6)
     a[i, SND_FS_TARGET] = FS_PERIOD
@@ -379,7 +406,9 @@ def apu_power_on(m: wp.ref[Machine], i: int):
 # ---- PyBoy save state (host side) ------------------------------------------------------
 
 # PyBoy fields that the emulated sound does not save, so a load keeps the machine's:
-APU_UNSAVED: frozenset[str] = frozenset()  # the whole row is loaded (last_div_write, ...: 0)
+# Fields PyBoy does not save, kept from the machine a state is loaded into: none (the
+# per-frame sample count's marks are 0 between steps, and a load sets them so).
+APU_UNSAVED: frozenset[str] = frozenset()
 
 CHANNELS = ("sweep", "tone", "wave", "noise")  # the channel blocks of PyBoy's state
 _COMMON = {
@@ -484,10 +513,13 @@ def apu_power_on_row() -> np.ndarray:
     return row
 
 
-def apu_from_pyboy(sound, version: int, row: np.ndarray) -> None:
-    """Load PyBoy's sound block (a ``SoundState``) into one env's ``apu`` row. Files before
-    v14 keep the sound unit PyBoy 2.8.1 was built with (v8-v13 load none of it or only
-    part of it; both leave the cycle counts at 0, so the first sync catches up)."""
+def apu_from_pyboy(sound, version: int, st: MachineState) -> None:
+    """Load PyBoy's sound block (a ``SoundState``) into the host state ``st`` (its ``apu``
+    row and frame start). Files before v14 keep the sound unit PyBoy 2.8.1 was built with
+    (v8-v13 load none of it or only part of it; both leave the cycle counts at 0, so the
+    first sync catches up)."""
+    row = st["apu"]
+    put_fields(st, {"snd_frame_start": 0, "snd_count_from": 0})  # no frame started since
     if version < 14:
         row[:] = apu_power_on_row()
         return
@@ -495,7 +527,7 @@ def apu_from_pyboy(sound, version: int, row: np.ndarray) -> None:
     for field, c in _GLOBAL.items():
         row[c] = int(getattr(sound, field))
     row[SND_NR51] = sum(bit for name, bit in _PANNING if getattr(sound, name))
-    row[SND_FRAME_SAMPLES] = int(sound.audiobuffer_head) // 2
+    row[SND_FRAME_SAMPLES] = int(sound.audiobuffer_head) // 2  # mid-frame: it goes on
     row[SND_SAMPLE_K], row[SND_SAMPLE_E] = sample_target_parts(float(sound.cycles_target))
     row[SND_FS_TARGET] = math.ceil(float(sound.cycles_target_512hz))
     for name in CHANNELS:

@@ -93,7 +93,7 @@ def tick_envelope(m: wp.ref[Machine], i: int, ch: int):
         a[i, col(ch, ENV_TIMER)] = timer
 
 
-@wp.func
+@wp.func(inline=False)
 def sweep_calc(m: wp.ref[Machine], i: int, save: int) -> int:
     """PyBoy's ``SweepChannel.sweep``: 1 when a new period was written back."""
     a = m.apu
@@ -116,7 +116,7 @@ def sweep_calc(m: wp.ref[Machine], i: int, save: int) -> int:
     return 0
 
 
-@wp.func
+@wp.func(inline=False)
 def tick_sweep(m: wp.ref[Machine], i: int):
     a = m.apu
     if a[i, SW_HOLD] != wp.int64(0):
@@ -131,7 +131,7 @@ def tick_sweep(m: wp.ref[Machine], i: int):
                     sweep_calc(m, i, 0)
 
 
-@wp.func
+@wp.func(inline=False)
 def frame_sequencer_tick(m: wp.ref[Machine], i: int):
     """PyBoy's ``_tick_frame_sequencer`` (DMG)."""
     a = m.apu
@@ -157,7 +157,7 @@ def frame_sequencer_tick(m: wp.ref[Machine], i: int):
         tick_envelope(m, i, 3)
 
 
-@wp.func
+@wp.func(inline=False)
 def sequencer_is_idle(m: wp.ref[Machine], i: int) -> int:
     """1 when frame-sequencer edges would only count: no length counter, sweep, sweep
     check or envelope running (powered off, none can)."""
@@ -231,7 +231,7 @@ def sweep_trigger(m: wp.ref[Machine], i: int):
         sweep_calc(m, i, 0)
 
 
-@wp.func
+@wp.func(inline=False)
 def tone_write(m: wp.ref[Machine], i: int, ch: int, reg: int, v: int, force: int):
     """NR1x (``ch`` 0, with NR10) and NR2x (``ch`` 1)."""
     a = m.apu
@@ -293,7 +293,7 @@ def wave_trigger(m: wp.ref[Machine], i: int):
     a[i, col(2, SUPPRESSED)] = wp.int64(0)  # set by the trigger, cleared by Sound.set (DMG)
 
 
-@wp.func
+@wp.func(inline=False)
 def wave_write(m: wp.ref[Machine], i: int, reg: int, v: int):
     a = m.apu
     if reg == 0:
@@ -321,7 +321,7 @@ def wave_write(m: wp.ref[Machine], i: int, reg: int, v: int):
             wave_trigger(m, i)
 
 
-@wp.func
+@wp.func(inline=False)
 def noise_write(m: wp.ref[Machine], i: int, reg: int, v: int):
     a = m.apu
     if reg == 1:
@@ -344,7 +344,7 @@ def noise_write(m: wp.ref[Machine], i: int, reg: int, v: int):
             a[i, N_LFSR] = wp.int64(0x7FFF)
 
 
-@wp.func
+@wp.func(inline=False)
 def channel_write(m: wp.ref[Machine], i: int, ch: int, reg: int, v: int, force: int):
     """PyBoy's ``Sound._set_channel`` (DMG), with its length-counter quirks on NRx4
     writes while the frame sequencer's step is odd."""
@@ -376,7 +376,7 @@ def channel_write(m: wp.ref[Machine], i: int, ch: int, reg: int, v: int, force: 
             tick_length(m, i, ch)
 
 
-@wp.func
+@wp.func(inline=False)
 def power_off(m: wp.ref[Machine], i: int):
     """NR52 bit 7 cleared: every register written 0; DMG keeps the length timers."""
     a = m.apu
@@ -395,7 +395,7 @@ def power_off(m: wp.ref[Machine], i: int):
     a[i, SW_CHECK] = wp.int64(0)
 
 
-@wp.func
+@wp.func(inline=False)
 def nr52_write(m: wp.ref[Machine], i: int, v: int):
     a = m.apu
     was_on = a[i, SND_POWERON] != wp.int64(0)

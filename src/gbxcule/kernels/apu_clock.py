@@ -36,10 +36,15 @@ def round_half_even(whole: wp.int64, frac: wp.int64, bits: int) -> wp.int64:
 
 
 @wp.func
+def count_samples(m: wp.ref[Machine], i: int, n: wp.int64):
+    m.apu[i, SND_FRAME_SAMPLES] = m.apu[i, SND_FRAME_SAMPLES] + n
+
+
+@wp.func(inline=False)
 def sample_step(m: wp.ref[Machine], i: int):
     """One float64 ``target += cycles_per_sample``, in the ``K * 2**(E-52)`` form."""
     a = m.apu
-    a[i, SND_FRAME_SAMPLES] = a[i, SND_FRAME_SAMPLES] + wp.int64(1)
+    count_samples(m, i, wp.int64(1))
     k = a[i, SND_SAMPLE_K]
     e = int(a[i, SND_SAMPLE_E])
     sh = e - 6  # the step in units of 2**(E-52) is SAMPLE_M / 2**sh
@@ -82,9 +87,10 @@ def sample_ceil(m: wp.ref[Machine], i: int) -> wp.int64:
     return (k + (wp.int64(1) << sh) - wp.int64(1)) >> sh
 
 
-@wp.func
+@wp.func(inline=False)
 def sample_advance(m: wp.ref[Machine], i: int, now: wp.int64):
-    """Advance the next sample cycle past ``now`` (PyBoy: ``while cycles >= target``)."""
+    """Advance the next sample cycle past ``now`` (PyBoy: ``while cycles >= target``),
+    counting the samples (``SND_FRAME_SAMPLES``)."""
     a = m.apu
     while True:
         k = a[i, SND_SAMPLE_K]
@@ -116,11 +122,11 @@ def sample_advance(m: wp.ref[Machine], i: int, now: wp.int64):
             safe = wp.max(wp.int64(0), (TWO53 - wp.int64(1) - step - k) / step)
         if step > wp.int64(0) and needed <= safe:
             a[i, SND_SAMPLE_K] = k + needed * step
-            a[i, SND_FRAME_SAMPLES] = a[i, SND_FRAME_SAMPLES] + needed
+            count_samples(m, i, needed)
             return
         if safe > wp.int64(0):
             a[i, SND_SAMPLE_K] = k + safe * step
-            a[i, SND_FRAME_SAMPLES] = a[i, SND_FRAME_SAMPLES] + safe
+            count_samples(m, i, safe)
         sample_step(m, i)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.core.memory_layout import IO_OFF
-from gbxcule.kernels.apu import apu_div_write, apu_peek, apu_read, apu_write_synced
+from gbxcule.kernels.apu import apu_io_write, apu_peek, apu_read
 from gbxcule.kernels.dma import dma_catch_up, dma_start, oam_read, oam_write
 from gbxcule.kernels.ioregs import IF, raise_interrupt, set_reg
 from gbxcule.kernels.joypad import p1_write
@@ -117,8 +117,10 @@ def io_write(m: wp.ref[Machine], i: int, addr: int, value: int):
             sc_write(m, i, v)
     if r >= 0x04 and r <= 0x07:
         raise_interrupt(m, i, timer_sync(m, i, cycles))
+    if r == 0x04 or (r >= 0x10 and r < 0x40):
+        apu_io_write(m, i, r, v, cycles)  # a DIV write clocks it before the counter clears
+    if r >= 0x04 and r <= 0x07:
         if r == 0x04:
-            apu_div_write(m, i, cycles)
             timer_write_div(m, i)
         if r == 0x05:
             timer_write_tima(m, i, v)
@@ -128,8 +130,6 @@ def io_write(m: wp.ref[Machine], i: int, addr: int, value: int):
             timer_write_tac(m, i, v)
     if r == 0x0F:
         set_reg(m, i, IF, v & 0x1F)
-    if r >= 0x10 and r < 0x40:
-        apu_write_synced(m, i, r - 0x10, v, cycles)
     if r >= 0x40 and r <= 0x4B:
         raise_interrupt(m, i, lcd_sync_outlined(m, i, cycles))
         if r == 0x40:

@@ -115,6 +115,10 @@ I64_FIELDS = (
     "ser_target",
     "ser_to_irq",
     "dma_start",
+    # the sound unit's per-frame sample count (kernels/apu.py): the cycle count when the
+    # frame began, and the frame start its count runs from
+    "snd_frame_start",
+    "snd_count_from",
     # bit k of oam_band<b> is set when OAM entry k's Y byte lies in p - 15 .. p for some p
     # (= LY + 16) in 16 * b .. 16 * b + 15: the entries a line's sprite scan must look at,
     # as 16-pixel-tall objects (ppu.sprite_penalty)
@@ -201,6 +205,8 @@ SER_LAST = _col(I64_FIELDS, "ser_last")
 SER_TARGET = _col(I64_FIELDS, "ser_target")
 SER_TO_IRQ = _col(I64_FIELDS, "ser_to_irq")
 DMA_START = _col(I64_FIELDS, "dma_start")
+SND_FRAME_START = _col(I64_FIELDS, "snd_frame_start")
+SND_COUNT_FROM = _col(I64_FIELDS, "snd_count_from")
 OAM_BAND0 = _col(I64_FIELDS, "oam_band0")  # oam_band<b> is column OAM_BAND0 + b
 
 

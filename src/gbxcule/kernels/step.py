@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from gbxcule.kernels.apu import apu_frame_start, apu_slice_target, apu_sync
+from gbxcule.kernels.apu import apu_slice_target, apu_step_end
 from gbxcule.kernels.codegen import STEP_CPU_MODULE, STEP_CUDA_MODULE, step_module_options
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.cpu_step import (
@@ -85,6 +85,7 @@ from gbxcule.kernels.state import (
     PC,
     SER_LAST,
     SER_TO_IRQ,
+    SND_FRAME_START,
     TIM_LAST,
     TIM_TO_IRQ,
     Machine,
@@ -99,14 +100,20 @@ BOOT_MAX_FRAMES = 4
 
 
 @wp.func
-def slice_target(m: wp.ref[Machine], i: int) -> wp.int64:
+def other_targets(m: wp.ref[Machine], i: int) -> wp.int64:
+    """The units' distances to their next events (CGB HDMA never schedules anything)."""
     i64 = m.i64
-    t = NEVER  # CGB HDMA never schedules anything
+    t = NEVER
     t = wp.min(t, i64[i, TIM_TO_IRQ])
     t = wp.min(t, i64[i, LCD_TO_IRQ])
     t = wp.min(t, i64[i, LCD_TO_FRAME])
     t = wp.min(t, i64[i, SER_TO_IRQ])
-    return wp.max(MIN_SLICE, apu_slice_target(m, i, t))
+    return t
+
+
+@wp.func
+def slice_target(m: wp.ref[Machine], i: int) -> wp.int64:
+    return wp.max(MIN_SLICE, apu_slice_target(m, i, other_targets(m, i)))
 
 
 @wp.func
@@ -469,18 +476,16 @@ def _make_kernel(features: StepFeatures, run_frame):
             hooks_step_start(m, i)
         for f in range(frames):
             joypad_frame_start(m, i, wp.where(f == 0, press, 0), release_after)
-            apu_frame_start(m, i)
             m.i32[i, LCD_RENDER] = 0
             if render != 0 and f == frames - 1:
                 m.i32[i, LCD_RENDER] = 1
+            m.i64[i, SND_FRAME_START] = m.i64[i, CYCLES]  # the sound unit's sample count
             if run_frame(m, i, stop_pc) != 0:
                 break
             joypad_frame_end(m, i)
             if m.i32[i, LOCKED] != 0:
                 break
-        # the sound unit as PyBoy's, which syncs it at every slice end: host reads and
-        # save states then see it up to date
-        apu_sync(m, i, m.i64[i, CYCLES])
+        apu_step_end(m, i)
 
     if features.units_out_of_line:
         # The GPU shape takes the Machine as the one element of an array and hands the
