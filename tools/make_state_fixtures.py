@@ -5,7 +5,9 @@ For each release in :data:`RELEASES` this builds a throwaway venv in a temp dir
 our probe ROM (:func:`probe_rom`, built by ``gbxcule.asm.build_rom``) after our
 boot ROM for :data:`FRAMES` frames, saves the state, and records what the
 release itself reports through its public API (memory, and registers where the
-release has ``register_file``) in ``index.json``. Releases without
+release has ``register_file``) in ``index.json``: at the save, after running on for
+:data:`MORE_FRAMES` frames, and after loading the saved file into a fresh PyBoy of the
+same release and running those frames (``after_load``: what a loader must reproduce). Releases without
 ``register_file`` are run a second time with the same sources in pure-Python
 mode (compiled modules hidden), which exposes the CPU object; the tool requires
 that run's state file to be byte-identical to the compiled one before it trusts
@@ -371,6 +373,15 @@ def worker(args: argparse.Namespace) -> None:
         pb.tick()
     report["after_more"] = _observe(pb, args.version)
     pb.stop(save=False)
+    # The release loading its own file into a fresh machine and running on: what a loader
+    # of this file must reproduce (the run above never went through the file).
+    pb = _make_pyboy(args.version, args.rom, args.boot)
+    with open(args.state, "rb") as f:
+        pb.load_state(f)
+    for _ in range(args.more):
+        pb.tick()
+    report["after_load"] = _observe(pb, args.version)
+    pb.stop(save=False)
     with open(args.report, "w") as f:
         json.dump(report, f)
     shutil.rmtree(tmp, ignore_errors=True)
@@ -450,6 +461,7 @@ def make_fixture(
         "at_save": report["at_save"],
         "after_more_frames": MORE_FRAMES,
         "after_more": report["after_more"],
+        "after_load": report["after_load"],
     }
 
 
@@ -489,7 +501,7 @@ def main(argv: list[str] | None = None) -> None:
             continue
         entry = fixtures.get(version)
         path = FIXTURE_DIR / fixture_name(version, state_version)
-        if entry and path.exists() and not args.force:
+        if entry and "after_load" in entry and path.exists() and not args.force:
             stored = gzip.decompress(path.read_bytes())
             if hashlib.sha256(stored).hexdigest() == entry["state_sha256"]:
                 print(f"pyboy {version}: up to date")
