@@ -21,7 +21,9 @@ few hundred cycles after power-on (``apu_slice_target``).
 PyBoy's next sample cycle is a float64 sum of 4194304 / 48000 per sample, kept exact in
 integers (``kernels/apu_clock.py``); the channels' clocks and register writes are in
 ``kernels/apu_channels.py``. Per-env state is one row of ``Machine.apu`` (int64), its
-columns in ``kernels/apu_layout.py``. Host side (at the end): ``apu_from_pyboy`` /
+columns in ``kernels/apu_layout.py``, plus two ``Machine.i64`` columns: each frame's start
+(recorded by the step, no call) and the one the sample count runs from, for PyBoy's
+audio-buffer head in save states. Host side (at the end): ``apu_from_pyboy`` /
 ``apu_to_pyboy`` map PyBoy's sound block of a save state. History: ``history/apu.md``.
 """
 
