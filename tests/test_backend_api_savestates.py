@@ -31,6 +31,7 @@ from gbxcule.backends.savestate_bridge import UNSAVED_FIELDS
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
 from gbxcule.core.savestate import SavestateError, load_pyboy_state
 from gbxcule.core.snapshot import SNAPSHOT_FORMAT
+from tools.make_state_fixtures import observation
 
 from .support.backend_api_support import (
     KW,
@@ -122,21 +123,7 @@ def test_fixture_runs_like_pyboy(probe, release):
 
 def _observe(warp) -> dict:
     """What tools/make_state_fixtures.py records of a release, read from our backend."""
-    import hashlib
-
-    def span(lo: int, hi: int) -> bytes:
-        return warp.read_memory(0, lo, hi).tobytes()
-
-    wram = span(0xC000, 0xE000)
-    return {
-        "wram_sha256": hashlib.sha256(wram).hexdigest(),
-        "wram_counters": wram[:0x20].hex(),
-        "vram_sha256": hashlib.sha256(span(0x8000, 0xA000)).hexdigest(),
-        "oam": span(0xFE00, 0xFEA0).hex(),
-        "hram": span(0xFF80, 0xFFFF).hex(),
-        "cart_ram_selected_sha256": hashlib.sha256(span(0xA000, 0xC000)).hexdigest(),
-        "ie": int(span(0xFFFF, 0x10000)[0]),
-    }
+    return observation(lambda lo, hi: warp.read_memory(0, lo, hi).tobytes())
 
 
 @pytest.mark.parametrize("release", RELEASES)

@@ -26,6 +26,7 @@ from gbxcule.core.savestate import (
     load_pyboy_state,
     write_pyboy_state,
 )
+from tools.make_state_fixtures import observation
 
 pytestmark = pytest.mark.l1
 
@@ -61,18 +62,11 @@ def saved(pb) -> PyBoyState:
 def observe(pb) -> dict:
     """What tools/make_state_fixtures.py records, read through PyBoy 2.8.1's API."""
     mem = pb.memory
-    wram = bytes(mem[0xC000:0xE000])
     rf = pb.register_file
     return {
         "registers": {"a": rf.A, "f": rf.F, "b": rf.B, "c": rf.C, "d": rf.D, "e": rf.E}
         | {"hl": rf.HL, "sp": rf.SP, "pc": rf.PC},
-        "wram_sha256": sha(wram),
-        "wram_counters": wram[:0x20].hex(),
-        "vram_sha256": sha(mem[0x8000:0xA000]),
-        "oam": bytes(mem[0xFE00:0xFEA0]).hex(),
-        "hram": bytes(mem[0xFF80:0xFFFF]).hex(),
-        "cart_ram_selected_sha256": sha(mem[0xA000:0xC000]),
-        "ie": mem[0xFFFF],
+        **observation(lambda lo, hi: bytes(mem[lo:hi])),
     }
 
 

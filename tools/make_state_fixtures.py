@@ -298,6 +298,21 @@ def _make_pyboy(version: str, rom: str, boot: str):
     return PyBoy(rom, window="null", bootrom=boot, sound_emulated=False, cgb=False)
 
 
+def observation(span) -> dict:
+    """What a run is recorded as; ``span(lo, hi)`` gives the bytes the CPU reads at
+    ``lo..hi-1``. (The tests read our backend and PyBoy 2.8.1 through this too.)"""
+    wram = span(0xC000, 0xE000)
+    return {
+        "wram_sha256": hashlib.sha256(wram).hexdigest(),
+        "wram_counters": wram[:0x20].hex(),
+        "vram_sha256": hashlib.sha256(span(0x8000, 0xA000)).hexdigest(),
+        "oam": span(0xFE00, 0xFEA0).hex(),
+        "hram": span(0xFF80, 0xFFFF).hex(),
+        "cart_ram_selected_sha256": hashlib.sha256(span(0xA000, 0xC000)).hexdigest(),
+        "ie": span(0xFFFF, 0x10000)[0],
+    }
+
+
 def _observe(pb, version: str) -> dict:
     if version.startswith("1."):
 
@@ -308,19 +323,7 @@ def _observe(pb, version: str) -> dict:
         def read(a):
             return pb.memory[a]
 
-    def span(lo, hi):
-        return bytes(read(a) for a in range(lo, hi))
-
-    wram = span(0xC000, 0xE000)
-    return {
-        "wram_sha256": hashlib.sha256(wram).hexdigest(),
-        "wram_counters": wram[:0x20].hex(),
-        "vram_sha256": hashlib.sha256(span(0x8000, 0xA000)).hexdigest(),
-        "oam": span(0xFE00, 0xFEA0).hex(),
-        "hram": span(0xFF80, 0xFFFF).hex(),
-        "cart_ram_selected_sha256": hashlib.sha256(span(0xA000, 0xC000)).hexdigest(),
-        "ie": read(0xFFFF),
-    }
+    return observation(lambda lo, hi: bytes(read(a) for a in range(lo, hi)))
 
 
 def _registers_from_api(pb) -> dict:
