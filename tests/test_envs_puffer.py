@@ -136,3 +136,40 @@ def test_with_pufferlib_vector_and_example(demo) -> None:
     example = [sys.executable, str(ROOT / "examples" / "pufferlib_ppo.py"), *args]
     run = subprocess.run(example, env=env, capture_output=True, text=True)
     assert run.returncode == 0 and "update 2 sps" in run.stdout, run.stderr[-3000:]
+
+
+def test_a_features_task_carries_records_of_screen_and_features(demo) -> None:
+    """RAM features: each agent's observation is one ``obs_dtype`` record, whose screen and
+    features equal the Gymnasium env's Dict observation at every step."""
+    from dataclasses import replace
+
+    from gbxcule.envs import make_vector_env
+    from gbxcule.envs.puffer import unpack_observations
+    from gbxcule.tasks import U8, load_task
+
+    task = load_task("demo-coins")
+    task = replace(task, name="sees-xy", reads={**task.reads, "x": U8(0xC100), "y": U8(0xC101)},
+                   features=["x", "y"], max_steps=3)  # fmt: skip
+    puffer = make_puffer_env(demo, 2, task, threads=1)
+    gym_env = make_vector_env(demo, 2, task, autoreset_mode="same_step", threads=1)
+    try:
+        dtype = puffer.obs_dtype
+        assert dtype is not None and dtype.names == ("screen", "features")
+        assert puffer.single_observation_space.shape == (dtype.itemsize,)
+        assert puffer.observations.shape == (2, dtype.itemsize)
+        puffer.reset()
+        gym_env.reset(seed=0)
+        rng = np.random.default_rng(2)
+        for t in range(7):
+            actions = rng.integers(0, 7, size=2)
+            puffer.step(actions.astype(np.int32))
+            obs, reward, term, trunc, _ = gym_env.step(actions)
+            got = unpack_observations(puffer.observations, dtype)
+            np.testing.assert_array_equal(got["screen"], obs["screen"], err_msg=f"t={t}")
+            np.testing.assert_array_equal(got["features"], obs["features"], err_msg=f"t={t}")
+            np.testing.assert_array_equal(puffer.rewards, reward.astype(np.float32))
+            np.testing.assert_array_equal(puffer.truncations, trunc)
+        assert got["features"].any()
+    finally:
+        puffer.close()
+        gym_env.close()

@@ -160,3 +160,54 @@ def test_tensor_results_take_the_same_way_to_numpy(demo) -> None:
     finally:
         tensors.close()
         arrays.close()
+
+
+def _features_task():
+    from dataclasses import replace
+
+    from gbxcule.tasks import U8, load_task
+
+    task = load_task("demo-coins")
+    reads = {**task.reads, "x": U8(0xC100), "y": U8(0xC101)}
+    return replace(task, name="coins-sees-xy", reads=reads, features={"x": 1 / 255, "y": 1 / 255},
+                   max_steps=4)  # fmt: skip
+
+
+def test_a_features_task_observes_a_dict_like_the_vector_env(demo) -> None:
+    """RAM features: a Dict observation, equal to the Gymnasium env's at every step (the
+    terminal observation too), and Stable-Baselines3's MultiInputPolicy trains on it."""
+    from stable_baselines3 import PPO
+
+    task = _features_task()
+    sb3 = make_sb3_env(demo, 3, task, threads=1)
+    gym = make_vector_env(demo, 3, task, autoreset_mode="same_step", threads=1)
+    shape = sb3.observation_space["screen"].shape
+    try:
+        assert set(sb3.observation_space.spaces) == {"screen", "features"}
+        a = sb3.reset()
+        b, _ = gym.reset()
+        np.testing.assert_array_equal(a["screen"], b["screen"].reshape(3, *shape))
+        np.testing.assert_array_equal(a["features"], b["features"])
+        rng = np.random.default_rng(5)
+        ends, seen_features = 0, False
+        for _ in range(9):
+            act = rng.integers(0, 7, size=3)
+            obs_a, rew_a, done_a, infos = sb3.step(act)
+            obs_b, rew_b, term, trunc, info = gym.step(act)
+            np.testing.assert_array_equal(obs_a["features"], obs_b["features"])
+            np.testing.assert_array_equal(obs_a["screen"], obs_b["screen"].reshape(3, *shape))
+            np.testing.assert_array_equal(rew_a, rew_b.astype(np.float32))
+            seen_features = seen_features or bool(obs_a["features"].any())
+            for e in np.flatnonzero(done_a):
+                ends += 1
+                final = infos[e]["terminal_observation"]
+                np.testing.assert_array_equal(final["features"], info["final_obs"][e]["features"])
+                assert sb3.observation_space.contains(final)
+        assert ends == 6 and seen_features
+        model = PPO("MultiInputPolicy", sb3, n_steps=8, batch_size=24, n_epochs=1, seed=0,
+                    policy_kwargs={"normalize_images": False})  # fmt: skip
+        model.learn(total_timesteps=48)
+        assert model.num_timesteps == 48
+    finally:
+        sb3.close()
+        gym.close()

@@ -15,12 +15,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from gbxcule.backends.pyboy_backend import make_pyboy
 from gbxcule.cli import main
 from gbxcule.demo.rom import demo_rom_path
 from gbxcule.tasks import (
     BUILTIN,
+    U8,
     StepCost,
     Task,
     TaskError,
@@ -190,7 +192,7 @@ def test_envs_take_a_task_file_and_start_from_its_states(task_dir):
 def test_ram_features_reach_the_policy_and_the_envs_observe_a_dict(task_dir, tmp_path, capsys):
     """``features``: a float32 vector beside the screen, in training (the net's MLP branch,
     kept in the checkpoint's spec), in eval on both backends (same returns) and in the
-    Gymnasium env (a Dict observation); the screen-only adapters refuse it by name."""
+    Gymnasium env (a Dict observation) and the Stable-Baselines3 adapter."""
     import gymnasium as gym
 
     from gbxcule.envs import make_sb3_env, make_vector_env
@@ -224,5 +226,86 @@ def test_ram_features_reach_the_policy_and_the_envs_observe_a_dict(task_dir, tmp
         assert env.observation_space.contains(obs)
     finally:
         env.close()
-    with pytest.raises(ValueError, match="RAM features .* Stable-Baselines3 VecEnv"):
-        make_sb3_env(None, 2, ref, threads=1)
+    sb3 = make_sb3_env(None, 2, ref, threads=1)  # the task file's Dict, in SB3 too
+    try:
+        assert sb3.reset()["features"][0, 0] == pytest.approx(x / 255)
+    finally:
+        sb3.close()
+
+
+VARIABLE_STEPS = """
+from gbxcule.tasks import Action, Changed, Progress, StepEnd, Task, U8, U16
+
+# a walk ends when X changes (at least 8 frames), a 'noop' waits 40 frames
+TASK = Task(
+    name="walk-until-moved",
+    rom="game.gb",
+    starts=["start.state"],
+    actions=["left", "right hold=8 frames=90", Action("up", hold=4), Action("noop", frames=40)],
+    reads={"coins": U16(0xC102), "x": U8(0xC100)},
+    reward={"coins": Progress("coins"), "moved": Changed("x", weight=0.1)},
+    step_end=StepEnd(0xC100, changes=True, min_frames=8),
+    max_steps=6,
+)
+"""
+
+
+def test_a_task_with_steps_of_their_own_length_runs_alike_on_both_backends(task_dir, tmp_path):
+    """Timed actions and a step end in a task file: TaskSession on ours and on PyBoy give
+    the same frames, rewards and ends; the Gymnasium env reports each env's frames and a
+    run's metrics the episodes' frames."""
+    from gbxcule.envs import make_vector_env
+    from gbxcule.tasks.session import TaskSession, make_task_backend
+
+    (task_dir / "walk.py").write_text(VARIABLE_STEPS)
+    task = load_task(str(task_dir / "walk.py"))
+    assert task.timed
+    sessions = [
+        TaskSession(task, make_task_backend(task, 3, kind=kind, **kw), seed=5)
+        for kind, kw in (("warp", {"threads": 1}), ("pyboy", {}))
+    ]
+    try:
+        for s in sessions:
+            s.start()
+        rng = np.random.default_rng(3)
+        lengths = set()
+        for _ in range(10):
+            acts = torch.as_tensor(rng.integers(0, 4, 3))
+            (r0, t0, u0), (r1, t1, u1) = (s.step(acts) for s in sessions)
+            f0, f1 = (s.runtime.step_frames() for s in sessions)
+            assert f0.tolist() == f1.tolist()
+            assert r0.tolist() == pytest.approx(r1.tolist()) and t0.tolist() == t1.tolist()
+            lengths.update(f0.tolist())
+            for s in sessions:
+                s.reset_envs(t0 | u0)
+        assert 40 in lengths and any(8 <= n < 90 for n in lengths)
+    finally:
+        for s in sessions:
+            s.close()
+    env = make_vector_env(None, 2, str(task_dir / "walk.py"), threads=1)
+    try:
+        env.reset(seed=0)
+        _, _, _, _, infos = env.step([3, 3])
+        assert infos["frames"].tolist() == [40, 40]
+    finally:
+        env.close()
+    out = tmp_path / "runs"
+    argv = ["train", *SMALL, "--task", str(task_dir / "walk.py"), "--total-steps", "64"]
+    assert main([*argv, "--out", str(out)]) == 0
+    (run,) = [p for p in out.iterdir() if p.is_dir()]
+    metrics = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    frames = [m["episode_frames"] for m in metrics if m.get("episode_frames")]
+    assert frames and all(6 * 8 <= f <= 6 * 90 for f in frames)
+
+
+def test_bad_step_ends_in_a_task_are_refused():
+    from gbxcule.core.step_end import StepEndError
+    from gbxcule.tasks import StepEnd
+
+    with pytest.raises(TaskError, match="min_frames >= 8"):
+        Task(name="t", reads={"x": U8(0xC100)}, reward={"x": "x"},
+             step_end=StepEnd(0xC100, changes=True, min_frames=2))  # fmt: skip
+    with pytest.raises(TaskError, match="step_end must be a StepEnd"):
+        Task(name="t", reads={"x": U8(0xC100)}, reward={"x": "x"}, step_end=0xC100)
+    with pytest.raises(StepEndError, match="no bank switch"):
+        StepEnd(0x4000, changes=True)

@@ -234,8 +234,8 @@ def test_per_term_episode_sums_are_counted_with_the_returns(torn_rom):
             _, term, trunc = session.step(torch.zeros(2, dtype=torch.int64))
             session.reset_envs(term | trunc)
         stats = rt.take_stats().tolist()
-        episodes, ret_sum, len_sum, *terms = stats
-        assert episodes == 4 and len_sum == 80
+        episodes, ret_sum, len_sum, frames_sum, *terms = stats
+        assert episodes == 4 and len_sum == 80 and frames_sum == 80  # 1 frame a step
         assert sum(terms) == pytest.approx(ret_sum)
         assert terms[list(KINDS).index("cost")] == -0.5 * 80
         assert rt.take_stats().sum().item() == 0

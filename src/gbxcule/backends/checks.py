@@ -67,6 +67,32 @@ def check_step_config(num_envs: int, frames_per_step: int, release_after_frames:
     return int(release_after_frames)
 
 
+def check_step_timing(codec: Any, frames_per_step: int, release_after: int, end: Any) -> None:
+    """Every action's buttons are released within its own step: each hold fits its step's
+    frames and, with an early end (``core/step_end.py``), its ``min_frames``; else a
+    ``ValueError`` naming the action. (A release left pending into later steps would
+    hold the next steps' presses, and PyBoy's event queue and ours would part.)"""
+    longest = (0, -1)  # (hold, action)
+    for action in range(codec.num_actions):
+        if not codec.masks[action]:
+            continue  # presses nothing: nothing to release
+        hold = codec.hold(action, release_after)
+        length = codec.length(action, frames_per_step)
+        if hold > length:
+            raise ValueError(
+                f"action {action} of codec {codec.name!r} holds its buttons {hold} frames in a "
+                f"step of {length}: give it hold=N <= frames"
+            )
+        longest = max(longest, (hold, action))
+    if end is not None and longest[0] > end.min_frames:
+        hold, action = longest
+        raise ValueError(
+            f"StepEnd.min_frames={end.min_frames} is shorter than action {action}'s hold "
+            f"({hold} frames, codec {codec.name!r}): a step could end with its button still "
+            f"held; set min_frames >= {hold}"
+        )
+
+
 def check_opcode_dispatch(opcode_dispatch: Any, is_cuda: bool, units_out_of_line: bool) -> bool:
     """Whether the step kernel dispatches by opcode (``kernels/step_cpu.py``): by default
     wherever the CPU runs the inlined shape; ``True`` elsewhere is a ``ValueError`` (the

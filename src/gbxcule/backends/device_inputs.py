@@ -177,13 +177,14 @@ class DeviceErrorLog:
 
 
 class ActionInput:
-    """Turns ``step()``'s actions into the button masks the step kernel reads."""
+    """Turns ``step()``'s actions into the words the step kernel reads (their button masks
+    and, for timed actions, hold and length: ``core/actions.py``)."""
 
     def __init__(self, codec: ActionCodec, num_envs: int, device: Any) -> None:
         self.codec = codec
         self.num_envs = num_envs
         self.device = wp.get_device(device)
-        self.table = wp.array(codec.mask_table.astype(np.int32), dtype=wp.int32, device=self.device)
+        self.table = wp.array(codec.word_table, dtype=wp.int32, device=self.device)
         self.log = DeviceErrorLog(
             self.device,
             f"out-of-range action ids (valid 0..{codec.num_actions - 1} for codec {codec.name!r})",
@@ -198,7 +199,7 @@ class ActionInput:
             if isinstance(actions, torch.Tensor):
                 actions = actions.detach().numpy()
             acts = validate_actions(actions, self.num_envs, self.codec)
-            host = self.codec.to_masks(acts).astype(np.int32)
+            host = self.codec.to_words(acts)
             if self.device.is_cpu:
                 masks.numpy()[:] = host  # a view of the buffer itself: no temporary array
             else:

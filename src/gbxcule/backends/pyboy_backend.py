@@ -77,11 +77,13 @@ from gbxcule.backends.checks import (
     check_range,
     check_seed,
     check_step_config,
+    check_step_timing,
     read_rom,
     write_values,
 )
 from gbxcule.core.actions import get_codec, validate_actions
 from gbxcule.core.dmg import POST_BOOT_PC
+from gbxcule.core.step_end import StepEnd, StepEndError
 
 PYBOY_VERSION = "2.8.1"
 # Shade index -> RGB. Grey, so every channel alone identifies the shade.
@@ -323,6 +325,9 @@ class PyBoySingleBackend:
         self._pyboys = [make_pyboy(self._rom, **self._pyboy_args) for _ in range(num_envs)]
         self._serial = [bytearray() for _ in range(num_envs)]
         self._buttons = [self.codec.buttons(a) for a in range(self.codec.num_actions)]
+        check_step_timing(self.codec, frames_per_step, release_after_frames, None)
+        self.step_end: StepEnd | None = None
+        self._frames = np.zeros(num_envs, dtype=np.int64)
         self.reset()
 
     def reset(self, seed: int | None = None) -> None:
@@ -359,11 +364,33 @@ class PyBoySingleBackend:
 
     def step(self, actions: Any) -> None:
         acts = validate_actions(actions, self.num_envs, self.codec)
+        codec, end = self.codec, self.step_end
         for env, pyboy in enumerate(self._pyboys):
-            for button in self._buttons[acts[env]]:
-                pyboy.button(button, self.release_after_frames)
-            pyboy.tick(self.frames_per_step, self.render)
+            action = int(acts[env])
+            hold = codec.hold(action, self.release_after_frames)
+            length = codec.length(action, self.frames_per_step)
+            for button in self._buttons[action]:
+                pyboy.button(button, hold)
+            if end is None:
+                pyboy.tick(length, self.render)
+                self._frames[env] = length
+            else:
+                self._frames[env] = _tick_until(pyboy, length, end, self.render)
             self._serial[env] += pyboy._serial().encode("latin-1")
+
+    def set_step_end(self, end: StepEnd | None) -> None:
+        """End steps early on a RAM byte (``core/step_end.py``): a ``tick(1)`` at a time,
+        the byte checked after each; ``None``: each step runs its action's frames."""
+        if end is not None and not isinstance(end, StepEnd):
+            raise StepEndError(f"set_step_end takes a StepEnd or None, got {end!r}")
+        if end is not None and not isinstance(end.where, int):
+            raise StepEndError(f"StepEnd.where {end.where!r}: resolve the symbol first")
+        check_step_timing(self.codec, self.frames_per_step, self.release_after_frames, end)
+        self.step_end = end
+
+    def step_frames(self) -> np.ndarray:
+        """int64 ``[N]``: the frames each env's last step ran."""
+        return self._frames.copy()
 
     def pyboy(self, env: int) -> Any:
         """The PyBoy instance of ``env`` (for tests and debugging)."""
@@ -401,3 +428,15 @@ class PyBoySingleBackend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _tick_until(pyboy: Any, length: int, end: StepEnd, render: bool) -> int:
+    """Frames of one step that ``end`` may cut short (every frame rendered: any may be the
+    last, as the Warp step latches them all)."""
+    addr = int(end.where)  # type: ignore[arg-type] - set_step_end resolved it
+    start = pyboy.memory[addr]
+    for ran in range(1, length + 1):
+        pyboy.tick(1, render)
+        if ran >= end.min_frames and end.met(start, pyboy.memory[addr]):
+            return ran
+    return length

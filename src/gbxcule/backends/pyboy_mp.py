@@ -42,6 +42,8 @@ _COMMANDS = frozenset(
         "serial_output",
         "frame_shades",
         "load_state",
+        "set_step_end",
+        "step_frames",
     }
 )
 _JOIN_SECONDS = 10.0
@@ -127,6 +129,7 @@ class PyBoyVecMpBackend:
         self.lockstep_ignore = () if self.sound_emulated else (SOUND_IO_RANGE,)
         release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
         self.codec = get_codec(action_codec)
+        self.step_end: Any = None
         read_rom(rom_path, allow_bad_logo=allow_bad_logo)  # refuse here, not in every worker
         if num_workers is None:
             num_workers = min(num_envs, os.cpu_count() or 1)
@@ -201,6 +204,19 @@ class PyBoyVecMpBackend:
         for w, conn in enumerate(self._conns):
             conn.send(("step", (acts[self._bounds[w] : self._bounds[w + 1]],)))
         self._gather(range(self.num_workers))
+
+    def set_step_end(self, end: Any) -> None:
+        """:meth:`PyBoySingleBackend.set_step_end` in every worker."""
+        for conn in self._conns:
+            conn.send(("set_step_end", (end,)))
+        self._gather(range(self.num_workers))
+        self.step_end = end
+
+    def step_frames(self) -> np.ndarray:
+        """int64 ``[N]``: the frames each env's last step ran."""
+        for conn in self._conns:
+            conn.send(("step_frames", ()))
+        return np.concatenate(self._gather(range(self.num_workers)))
 
     def load_state(self, source: Any, envs: Any = None) -> None:
         """Reset ``envs`` (default: all) and load a PyBoy ``.state`` or our snapshot into

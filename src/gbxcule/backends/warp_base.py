@@ -54,8 +54,13 @@ INTERLEAVABLE = ("mem", *SCALAR_BLOCKS)  # fields mem_layout="interleaved" lays 
 
 # Trailing shape (after the env axis) of every per-env array with more than one dimension.
 TRAILING_SHAPES: dict[str, Callable[[], tuple[int, ...]]] = {
-    # the named columns, then the event-hook row (kernels/hooks.py; not state, not listed)
-    "i32": lambda: (len(_fields("I32_FIELDS")) + _const("gbxcule.kernels.hooks", "HOOK_WORDS"),),
+    # the named columns, then the event-hook row (kernels/hooks.py) and the step-end row
+    # (kernels/step_end.py): not state, not listed
+    "i32": lambda: (
+        len(_fields("I32_FIELDS"))
+        + _const("gbxcule.kernels.hooks", "HOOK_WORDS")
+        + _const("gbxcule.kernels.step_end", "STEP_WORDS"),
+    ),
     "i64": lambda: (len(_fields("I64_FIELDS")),),
     "rtc": lambda: (_const("gbxcule.kernels.rtc", "RTC_FIELDS"),),
     "serial_buf": lambda: (_const("gbxcule.kernels.serial", "SERIAL_CAP"),),

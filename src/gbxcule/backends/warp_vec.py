@@ -24,6 +24,7 @@ from gbxcule.backends.checks import (
     check_range,
     check_seed,
     check_step_config,
+    check_step_timing,
     read_rom,
     write_values,
 )
@@ -31,6 +32,7 @@ from gbxcule.backends.env_slices import EnvSlices, PerEnv, PerSlice
 from gbxcule.backends.hooks import HooksMixin
 from gbxcule.backends.pixels import PixelBackendMixin, PixelBuffers
 from gbxcule.backends.protocol import CPU_STATE_KEYS
+from gbxcule.backends.step_end import StepEndMixin
 from gbxcule.backends.training_api import TrainingApiMixin
 from gbxcule.backends.warp_base import (
     allocate_machine,
@@ -66,7 +68,7 @@ def poke_memory(m: Any, env: int, addr: int, data: bytes | np.ndarray | int) -> 
         wp.launch(poke, dim=1, inputs=[m, env, addr, arr], device=m.mem.device)
 
 
-class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
+class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin):
     """Shared shell: ROM validation, state allocation, reset, host access to one env."""
 
     name = "warp"
@@ -133,6 +135,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin):
         )
         self.mem_layout = mem_layout
         joypad_slots(frames_per_step, release_after_frames)
+        check_step_timing(self.codec, frames_per_step, release_after_frames, None)
         self.machine = allocate_machine(
             num_envs,
             rom=np.frombuffer(self._rom, dtype=np.uint8),

@@ -11,6 +11,12 @@ Codecs:
 * ``buttons:LIST``: a task's own action list, e.g. ``buttons:left,right,a+right,noop``:
   action k presses the k-th entry's buttons (``+`` joins a combo, ``noop`` presses
   nothing). The name is the list, so the codec travels as data between processes.
+  An entry may carry its own timing, ``a hold=2 frames=60``: its buttons held for
+  ``hold`` frames and the step ``frames`` long (either left out: the backend's
+  ``release_after_frames`` / ``frames_per_step``).
+
+The step kernel reads one int32 word per env (``word_table``): the mask in bits 0-7,
+the hold in bits 8-15 and the step's length in bits 16-30 (0: the backend's).
 """
 
 from __future__ import annotations
@@ -58,10 +64,16 @@ def mask_to_buttons(mask: int) -> tuple[str, ...]:
     return tuple(name for bit, name in enumerate(JOYPAD_BUTTONS) if mask >> bit & 1)
 
 
+MAX_HOLD_FRAMES = 0xFF
+MAX_STEP_FRAMES = 0x7FFF
+
+
 @dataclass(frozen=True)
 class ActionCodec:
     name: str
     masks: tuple[int, ...]  # action id -> button mask
+    holds: tuple[int, ...] = ()  # action id -> frames held (0: the backend's), or ()
+    lengths: tuple[int, ...] = ()  # action id -> frames in its step (0: the backend's), or ()
 
     @property
     def num_actions(self) -> int:
@@ -71,6 +83,27 @@ class ActionCodec:
     def mask_table(self) -> np.ndarray:
         """uint8 [num_actions]: the mask of every action id (for vectorised lookup)."""
         return np.asarray(self.masks, dtype=np.uint8)
+
+    @property
+    def timed(self) -> bool:
+        """Whether some action has a hold or length of its own."""
+        return any(self.holds) or any(self.lengths)
+
+    def hold(self, action: int, default: int) -> int:
+        return (self.holds[int(action)] if self.holds else 0) or default
+
+    def length(self, action: int, default: int) -> int:
+        return (self.lengths[int(action)] if self.lengths else 0) or default
+
+    @property
+    def word_table(self) -> np.ndarray:
+        """int32 [num_actions]: what the step kernel reads per env (module doc)."""
+        words = np.asarray(self.masks, dtype=np.int32)
+        if self.holds:
+            words |= np.asarray(self.holds, dtype=np.int32) << 8
+        if self.lengths:
+            words |= np.asarray(self.lengths, dtype=np.int32) << 16
+        return words
 
     def mask(self, action: int) -> int:
         if not 0 <= int(action) < self.num_actions:
@@ -88,6 +121,10 @@ class ActionCodec:
         """uint8 masks of already validated integer actions (any shape)."""
         return self.mask_table[np.asarray(actions)]
 
+    def to_words(self, actions: np.ndarray) -> np.ndarray:
+        """int32 step words (module doc) of already validated integer actions."""
+        return self.word_table[np.asarray(actions)]
+
 
 _POKEMONRED_PUFFER_V1 = ("down", "left", "right", "up", "a", "b", "start")
 
@@ -103,15 +140,62 @@ NOOP = "noop"
 LIST_PREFIX = "buttons:"
 
 
-def _entry_mask(entry: Any) -> int:
+@dataclass(frozen=True)
+class Action:
+    """An action list entry with its own timing: ``Action("a", hold=2, frames=60)`` is
+    the entry ``"a hold=2 frames=60"`` (None: the backend's)."""
+
+    buttons: str
+    hold: int | None = None
+    frames: int | None = None
+
+    def __str__(self) -> str:
+        text = self.buttons
+        if self.hold is not None:
+            text += f" hold={self.hold}"
+        if self.frames is not None:
+            text += f" frames={self.frames}"
+        return text
+
+
+def _entry(entry: Any) -> tuple[int, int, int]:
+    """``(mask, hold, length)`` of an entry such as ``"a+right"`` or ``"a hold=2 frames=60"``."""
+    if isinstance(entry, Action):
+        entry = str(entry)
     if not isinstance(entry, str) or not entry.strip():
         raise ValueError(f"an action must be a button name or combo like 'a+right', got {entry!r}")
-    names = [part.strip().lower() for part in entry.split("+")]
+    combo, *options = entry.split()
+    timing = {"hold": 0, "frames": 0}
+    for option in options:
+        key, _, value = option.partition("=")
+        if key not in timing or not value.isdigit():
+            raise ValueError(
+                f"action {entry!r}: {option!r} is not hold=N or frames=N (frames held, "
+                "frames in the step)"
+            )
+        timing[key] = int(value)
+    hold, length = timing["hold"], timing["frames"]
+    if "hold=" in entry and not 1 <= hold <= MAX_HOLD_FRAMES:
+        raise ValueError(f"action {entry!r}: hold must be in 1..{MAX_HOLD_FRAMES}")
+    if "frames=" in entry and not 1 <= length <= MAX_STEP_FRAMES:
+        raise ValueError(f"action {entry!r}: frames must be in 1..{MAX_STEP_FRAMES}")
+    if hold and length and hold > length:
+        raise ValueError(f"action {entry!r}: hold ({hold}) is longer than its step ({length})")
+    names = [part.strip().lower() for part in combo.split("+")]
     if names == [NOOP]:
-        return 0
+        return 0, hold, length
     if NOOP in names:
         raise ValueError(f"'noop' stands alone, got {entry!r}")
-    return buttons_to_mask(names)
+    return buttons_to_mask(names), hold, length
+
+
+def _spelled(mask: int, hold: int, length: int) -> str:
+    text = "+".join(mask_to_buttons(mask)) or NOOP
+    if hold:
+        text += f" hold={hold}"
+    if length:
+        text += f" frames={length}"
+    return text
 
 
 def codec_from_buttons(actions: Any) -> ActionCodec:
@@ -121,11 +205,14 @@ def codec_from_buttons(actions: Any) -> ActionCodec:
     entries = list(actions)
     if not entries:
         raise ValueError("an action list needs at least one action")
-    masks = tuple(_entry_mask(e) for e in entries)
-    if len(set(masks)) != len(masks):
-        raise ValueError(f"the action list {entries!r} presses the same buttons twice")
-    spelled = ",".join("+".join(mask_to_buttons(m)) or NOOP for m in masks)
-    return ActionCodec(LIST_PREFIX + spelled, masks)
+    parsed = [_entry(e) for e in entries]
+    if len(set(parsed)) != len(parsed):
+        raise ValueError(f"the action list {entries!r} has the same action twice")
+    masks, holds, lengths = (tuple(col) for col in zip(*parsed, strict=True))
+    name = LIST_PREFIX + ",".join(_spelled(*p) for p in parsed)
+    if not any(holds) and not any(lengths):
+        holds = lengths = ()
+    return ActionCodec(name, masks, holds, lengths)
 
 
 def get_codec(name: str | ActionCodec) -> ActionCodec:

@@ -13,8 +13,16 @@ returns infos as a list of dicts.
 Here a :class:`~gbxcule.envs.vector.GbxVectorEnv` in ``same_step`` mode does the work;
 its results are copied into PufferLib's buffers (host NumPy arrays: on CUDA that is one
 device-to-host copy of the observations per step; PufferLib's trainer moves them back).
-``infos`` carries ``{"episode_return", "episode_length", "episodes"}`` (means over the
+``infos`` carries ``{"episode_return", "episode_length", "episode_frames", "episodes"}`` (means over the
 episodes finished since the last report) every ``log_interval`` steps.
+
+A task with RAM features (``Task.features``) observes a structure, which PufferLib
+carries the way its emulation layer carries every structured space: each agent's
+observation is the bytes of one record of ``env.obs_dtype`` (a NumPy structured dtype,
+``align=True``: ``screen`` uint8 as above, ``features`` float32 ``[F]``), in a
+``uint8`` Box of ``obs_dtype.itemsize``. ``unpack_observations(obs, env.obs_dtype)``
+(or ``obs.view(obs_dtype)`` in NumPy, PufferLib's ``nativize_tensor`` in Torch) gives
+the two arrays back.
 
 PufferLib is optional: with it importable, :class:`GbxPufferEnv` subclasses
 ``pufferlib.PufferEnv``; without it, a stand-in with the same buffer contract, so the
@@ -28,8 +36,9 @@ from typing import Any
 
 import numpy as np
 import torch
+from gymnasium import spaces
 
-from gbxcule.envs.vector import GbxVectorEnv, screen_only
+from gbxcule.envs.vector import GbxVectorEnv
 from gbxcule.tasks.task import Task
 
 
@@ -108,8 +117,18 @@ class GbxPufferEnv(_Base):
             copy=False,
             **backend_kwargs,
         )
-        screen_only(self.env, "PufferLib adapter")
+        self.obs_dtype: np.dtype | None = None
         self.single_observation_space = self.env.single_observation_space
+        if self.env.num_features:
+            screen = self.env.single_observation_space["screen"]
+            self.obs_dtype = np.dtype(
+                [("screen", np.uint8, screen.shape),
+                 ("features", np.float32, (self.env.num_features,))],
+                align=True,
+            )  # fmt: skip
+            self.single_observation_space = spaces.Box(
+                0, 255, (self.obs_dtype.itemsize,), dtype=np.uint8
+            )
         self.single_action_space = self.env.single_action_space
         self.num_agents = num_envs
         self.log_interval = log_interval
@@ -131,12 +150,13 @@ class GbxPufferEnv(_Base):
         self._tick += 1
         infos: list[dict] = []
         if self._tick % self.log_interval == 0:
-            count, ret, length = self.env.task.take_stats()[:3].tolist()
+            count, ret, length, frames = self.env.task.take_stats()[:4].tolist()
             if count > 0:
                 infos.append(
                     {
                         "episode_return": ret / count,
                         "episode_length": length / count,
+                        "episode_frames": frames / count,
                         "episodes": int(count),
                     }
                 )
@@ -144,7 +164,12 @@ class GbxPufferEnv(_Base):
 
     def _fill(self, obs: Any, reward: Any = None, term: Any = None, trunc: Any = None) -> None:
         host = (lambda t: t.cpu().numpy()) if self.env.on_cuda else (lambda a: a)
-        self.observations[:] = host(obs)
+        if self.obs_dtype is None:
+            self.observations[:] = host(obs)
+        else:
+            records = _records(self.observations, self.obs_dtype)
+            records["screen"] = host(obs["screen"])
+            records["features"] = host(obs["features"])
         if reward is None:
             self.rewards[:] = 0
             self.terminals[:] = False
@@ -159,6 +184,23 @@ class GbxPufferEnv(_Base):
 
     def close(self) -> None:
         self.env.close()
+
+
+def _records(buf: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``buf`` (uint8 ``[N, itemsize]``) as ``N`` records of ``dtype``, sharing its memory."""
+    if buf.dtype != np.uint8 or buf.ndim != 2 or not buf.flags.c_contiguous:
+        raise ValueError(
+            f"the observations buffer must be C-contiguous uint8 [N, {dtype.itemsize}] for a "
+            f"structured observation, got {buf.dtype} {buf.shape}"
+        )
+    return buf.view(dtype)[:, 0]
+
+
+def unpack_observations(obs: Any, dtype: np.dtype) -> dict[str, np.ndarray]:
+    """``{"screen", "features"}`` of a features task's observations (uint8 ``[N, itemsize]``
+    bytes, :class:`GbxPufferEnv`'s ``observations``), as copies."""
+    records = _records(np.ascontiguousarray(np.asarray(obs)), dtype)
+    return {name: records[name].copy() for name in dtype.names or ()}
 
 
 def make_puffer_env(

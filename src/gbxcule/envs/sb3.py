@@ -16,6 +16,10 @@ are bit fields, not intensities), and ``MlpPolicy`` with no option. Stable-Basel
 a NumPy library: on CUDA the observations, rewards and dones are copied to the host
 once per step (the emulator and the renders stay on the GPU).
 
+A task with RAM features (``Task.features``) observes a ``Dict``: ``{"screen": the
+image above, "features": float32 [F]}``, for Stable-Baselines3's ``MultiInputPolicy``
+(``terminal_observation`` is the same dict).
+
 The envs share one backend, so per-env attributes do not exist: ``get_attr`` returns the
 vector env's attribute once per asked env, and ``set_attr`` / ``env_method`` are
 refused. ``get_images()`` returns each env's full 144x160 screen as grey RGB.
@@ -34,7 +38,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from gbxcule.core import pixels as px
-from gbxcule.envs.vector import GbxVectorEnv, screen_only
+from gbxcule.envs.vector import GbxVectorEnv
 from gbxcule.tasks.task import Task
 
 
@@ -68,13 +72,18 @@ class GbxSb3VecEnv(VecEnv):
             max_steps=max_steps,
             **backend_kwargs,
         )
-        screen_only(self.venv, "Stable-Baselines3 VecEnv")
         single = self.venv.single_observation_space
+        self.num_features = self.venv.num_features
+        if self.num_features:
+            single = single["screen"]
         assert isinstance(single, spaces.Box)
         self._shape = single.shape if stack > 1 else (1, *single.shape)
-        observation_space = spaces.Box(
+        observation_space: spaces.Space = spaces.Box(
             low=0, high=int(single.high.flat[0]), shape=self._shape, dtype=np.uint8
         )
+        if self.num_features:
+            features = spaces.Box(-np.inf, np.inf, (self.num_features,), dtype=np.float32)
+            observation_space = spaces.Dict({"screen": observation_space, "features": features})
         super().__init__(num_envs, observation_space, self.venv.single_action_space)
         self._actions: np.ndarray | None = None
 
@@ -104,12 +113,14 @@ class GbxSb3VecEnv(VecEnv):
         if dones.any():
             final = info["final_obs"]  # CPU: an object array of per-env arrays; CUDA: a tensor
             for e in np.flatnonzero(dones):
-                infos[e]["terminal_observation"] = _host(final[e]).reshape(self._shape)
+                one = {k: v[e] for k, v in final.items()} if isinstance(final, dict) else final[e]
+                infos[e]["terminal_observation"] = self._one_obs(one)
                 infos[e]["TimeLimit.truncated"] = bool(trunc[e] and not term[e])
-        if "hook_hits" in info:
-            hits = _host(info["hook_hits"])
-            for e in range(self.num_envs):
-                infos[e]["hook_hits"] = hits[e]
+        for key in ("hook_hits", "frames"):  # hooks' hits, steps' frames (per env)
+            if key in info:
+                values = _host(info[key])
+                for e in range(self.num_envs):
+                    infos[e][key] = values[e]
         return self._host_obs(obs), _host(reward).astype(np.float32), dones, infos
 
     def close(self) -> None:
@@ -157,9 +168,22 @@ class GbxSb3VecEnv(VecEnv):
             return [indices]
         return indices
 
-    def _host_obs(self, obs: Any) -> np.ndarray:
-        arr = _host(obs)
+    def _host_obs(self, obs: Any) -> Any:
+        if self.num_features:
+            feats = _host(obs["features"]).astype(np.float32, copy=False)
+            return {"screen": self._host_screens(obs["screen"]), "features": feats}
+        return self._host_screens(obs)
+
+    def _host_screens(self, screens: Any) -> np.ndarray:
+        arr = _host(screens)
         return arr.reshape(arr.shape[0], *self._shape)
+
+    def _one_obs(self, obs: Any) -> Any:
+        """One env's observation (a ``final_obs`` entry) as the observation space has it."""
+        if self.num_features:
+            feats = _host(obs["features"]).astype(np.float32, copy=False)
+            return {"screen": _host(obs["screen"]).reshape(self._shape), "features": feats}
+        return _host(obs).reshape(self._shape)
 
 
 def _host(x: Any) -> np.ndarray:

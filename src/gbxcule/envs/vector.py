@@ -21,6 +21,9 @@ the start state yet. Then:
 in the order given) with its Gymnasium mask ``infos["_hook_hits"]``, False (and hits 0)
 for the envs a ``next_step`` autoreset restored in that call (their step was discarded).
 
+A task whose steps vary in length (timed actions, ``step_end``: ``gbxcule.tasks.task``)
+reports ``infos["frames"]``, the frames each env's step ran.
+
 Rewards, terminations and truncations come from the task (``gbxcule.tasks``: a name,
 a task file or a :class:`~gbxcule.tasks.Task`), run by a
 :class:`~gbxcule.tasks.session.TaskSession` on the device; each episode starts from a
@@ -70,16 +73,6 @@ def resolve_task(
     if max_steps is not None:
         spec = replace(spec, max_steps=int(max_steps))
     return spec, spec.rom_path(rom)
-
-
-def screen_only(env: GbxVectorEnv, adapter: str) -> None:
-    """Refuse a task with RAM features where the adapter takes one screen Box."""
-    if env.num_features:
-        env.close()
-        raise ValueError(
-            f"task {env.spec_task.name!r} has RAM features (a Dict observation); the "
-            f"{adapter} takes screen-only tasks so far: use make_vector_env, or drop features"
-        )
 
 
 def parse_autoreset_mode(mode: str | AutoresetMode) -> AutoresetMode:
@@ -178,6 +171,8 @@ class GbxVectorEnv(VectorEnv):
         if self.hooks:
             next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
             infos = self._hook_info(self._auto if next_step else None)
+        if self.session.task.timed:  # steps of their own length: the frames each ran
+            infos["frames"] = self._scalars(self.task.step_frames(), np.int64)
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             auto = self._auto
             self._restore(auto)

@@ -1,4 +1,4 @@
-"""Action ids -> button masks on the device, for actions that already live there.
+"""Action ids -> step words (button masks, with timed actions' hold and length) on the device, for actions that already live there.
 
 Used when ``step()`` gets a CUDA tensor or a Warp array, so the ids are never read on
 the host. An id outside ``[0, table.shape[0])`` presses nothing for that env and is

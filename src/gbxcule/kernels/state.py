@@ -94,8 +94,8 @@ I32_FIELDS = (
 )
 
 # ``Machine.i32`` has ``HOOK_WORDS`` more columns after these: each env's event-hook row
-# (kernels/hooks.py). They are not emulator state: only the hooked variant of the step
-# kernel reads them, and capture, restore, start states and reset leave them alone.
+# (kernels/hooks.py), then ``STEP_WORDS`` of the step's early end (kernels/step_end.py).
+# They are not emulator state: capture, restore, start states and reset leave them alone.
 
 # 16-line bands of LY + 16 with an OAM entry mask each (oam_band<b> below): the visible
 # lines are bands 1-9

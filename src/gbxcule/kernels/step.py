@@ -91,6 +91,7 @@ from gbxcule.kernels.state import (
     Machine,
     env_view,
 )
+from gbxcule.kernels.step_end import STEP_FRAMES, step_end_met, step_end_start
 from gbxcule.kernels.timer import timer_sync
 
 wp.set_module_options(step_module_options())  # the CPU's codegen: kernels/codegen.py
@@ -465,25 +466,38 @@ def _make_kernel(features: StepFeatures, run_frame):
     def step_env(
         m: wp.ref[Machine],
         i: int,
-        press: int,
+        word: int,
         frames: int,
         release_after: int,
         render: int,
         stop_pc: int,
     ):
-        """The step of env ``i``: ``frames`` frames, ``press`` held from the first."""
+        """The step of env ``i``: ``frames`` frames, ``word``'s buttons held from the first
+        for ``release_after`` frames (the action's own hold and length where its word has
+        them, and an early end: kernels/step_end.py)."""
         if wp.static(features.hooks):
             hooks_step_start(m, i)
+        press = word & 0xFF
+        hold = (word >> 8) & 0xFF
+        length = word >> 16
+        if hold != 0:
+            release_after = hold
+        if length != 0:
+            frames = length
+        end_from = wp.where(stop_pc < 0, step_end_start(m, i), -1)  # not in the boot run
         for f in range(frames):
+            m.i32[i, STEP_FRAMES] = f + 1
             joypad_frame_start(m, i, wp.where(f == 0, press, 0), release_after)
             m.i32[i, LCD_RENDER] = 0
-            if render != 0 and f == frames - 1:
-                m.i32[i, LCD_RENDER] = 1
+            if render != 0 and (f == frames - 1 or end_from >= 0):
+                m.i32[i, LCD_RENDER] = 1  # with an early end any frame may be the last
             m.i64[i, SND_FRAME_START] = m.i64[i, CYCLES]  # the sound unit's sample count
             if run_frame(m, i, stop_pc) != 0:
                 break
             joypad_frame_end(m, i)
             if m.i32[i, LOCKED] != 0:
+                break
+            if step_end_met(m, i, end_from, f + 1) != 0:
                 break
         apu_step_end(m, i)
 
@@ -518,7 +532,8 @@ def _make_kernel(features: StepFeatures, run_frame):
         render: int,
         stop_pc: int,
     ):
-        """Run ``frames`` frames per env; ``buttons[i]`` is the step's button mask (0 = none).
+        """Run ``frames`` frames per env; ``buttons[i]`` is the step's action word: its button
+        mask (0 = none), and the action's own hold and length (core/actions.py).
 
         ``stop_pc`` = -1 for a normal step. The reset passes ``POST_BOOT_PC`` (with no
         buttons, ``BOOT_MAX_FRAMES`` frames, render off) to run the boot ROM from power-on

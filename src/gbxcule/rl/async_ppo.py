@@ -317,10 +317,11 @@ class Engine:
             episode_stats = self.dist.sum_(episode_stats.to("cpu", torch.float64).clone())
         if stats is not None:
             out.update(dict(zip(STAT_NAMES, stats.tolist())))
-        n_ep, ret_sum, len_sum, *term_sums = episode_stats.tolist()
+        n_ep, ret_sum, len_sum, frames_sum, *term_sums = episode_stats.tolist()
         out["episodes"] = int(n_ep)
         out["episode_return"] = ret_sum / n_ep if n_ep else None
         out["episode_length"] = len_sum / n_ep if n_ep else None
+        out["episode_frames"] = frames_sum / n_ep if n_ep else None
         for name, total in zip(self.env.task.term_names, term_sums):  # each term's mean part
             out[f"reward/{name}"] = total / n_ep if n_ep else None
         if not self.streams.cuda:

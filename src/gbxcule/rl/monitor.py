@@ -33,7 +33,7 @@ from gbxcule.core import pixels as px
 RECENT_EPISODES = 100
 GRID_ENVS = 16
 GROUPS = {
-    "episode": ("episode_return", "episode_length", "episodes"),
+    "episode": ("episode_return", "episode_length", "episode_frames", "episodes"),
     "losses": ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "nonfinite"),
 }
 SKIP = {"schema", "run_id", "time", "update", "env_steps", "world_size", "trained"}

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from gbxcule.core import pixels as px
+from gbxcule.tasks.runtime import STATS_HEAD
 from gbxcule.tasks.session import TaskSession, make_task_backend
 from gbxcule.tasks.task import Task
 
@@ -61,7 +62,7 @@ class RolloutBuffer:
         self.rewards = torch.zeros((num_steps, num_envs), dtype=torch.float32, device=d)
         self.dones = torch.zeros((num_steps, num_envs), dtype=torch.float32, device=d)
         # finished episodes, their return and length sums, each reward term's sum
-        self.episode_stats = torch.zeros(3 + num_terms, dtype=torch.float64, device=d)
+        self.episode_stats = torch.zeros(STATS_HEAD + num_terms, dtype=torch.float64, device=d)
 
     @property
     def obs(self) -> torch.Tensor:

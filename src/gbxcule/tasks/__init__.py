@@ -5,6 +5,8 @@ see ``task.py`` for the fields, ``reads.py`` for RAM reads, ``terms.py`` for rew
 ``runtime.py`` for how it runs on a backend and ``load.py`` for where tasks come from.
 """
 
+from gbxcule.core.actions import Action
+from gbxcule.core.step_end import StepEnd
 from gbxcule.tasks.load import BUILTIN, load_run_task, load_task, save_run_task
 from gbxcule.tasks.reads import (
     BCD,
@@ -36,6 +38,7 @@ from gbxcule.tasks.terms import (
 )
 
 __all__ = [
+    "Action",
     "BCD",
     "BUILTIN",
     "S8",
@@ -57,6 +60,7 @@ __all__ = [
     "ReadError",
     "ReadValues",
     "StepCost",
+    "StepEnd",
     "Swarm",
     "Task",
     "TaskError",

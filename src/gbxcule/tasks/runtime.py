@@ -48,6 +48,21 @@ class ReadValues(Mapping):
         return len(self.now)
 
 
+# buffers only statistics read: a checkpoint that lacks one resumes with zeros
+STATS_ONLY = {"ep_frames": "frames of the episode so far"}
+STATS_HEAD = 4  # take_stats(): episodes, return, steps and frames sums, then the terms
+
+
+def _step_frames_source(task: Task, backend: Any, device: torch.device) -> Any:
+    """What ``step_frames`` reads: the backend's per-env count where steps vary (a Warp
+    view, zero-copy; a host call on PyBoy), else the task's constant length."""
+    if task.timed:
+        if hasattr(backend, "step_frames_torch"):
+            return backend.step_frames_torch()
+        return backend.step_frames
+    return torch.full((backend.num_envs,), task.frames_per_step, dtype=torch.int64, device=device)
+
+
 def step_cost_reward(term: StepCost) -> float:
     value = float(term.weight)
     return value if term.clip is None else min(max(value, term.clip[0]), term.clip[1])
@@ -79,10 +94,13 @@ class TaskRuntime:
         self.buffers["steps"] = zeros(torch.int32)
         self.buffers["ep_return"] = zeros(torch.float32)
         self.buffers["ep_terms"] = torch.zeros((n, len(self.terms)), dtype=torch.float32, device=d)
+        self.buffers["ep_frames"] = zeros(torch.int64)
         self.buffers["noop_left"] = zeros(torch.int32)
         self.buffers["last_action"] = zeros(torch.int64)
-        # Finished-episode sums since the last take_stats(): count, return, length, terms.
-        self.finished = torch.zeros(3 + len(self.terms), dtype=torch.float64, device=d)
+        # Finished-episode sums since the last take_stats(): count, return, length (steps),
+        # frames, terms.
+        self.finished = torch.zeros(STATS_HEAD + len(self.terms), dtype=torch.float64, device=d)
+        self._frames = _step_frames_source(task, backend, d)
         self.last_terms = torch.zeros((n, len(self.terms)), dtype=torch.float32, device=d)
         self.gen = torch.Generator(device=d).manual_seed(int(seed))
 
@@ -150,6 +168,7 @@ class TaskRuntime:
         self.buffers["steps"].masked_fill_(mask, 0)
         self.buffers["ep_return"].masked_fill_(mask, 0.0)
         self.buffers["ep_terms"].masked_fill_(mask[:, None], 0.0)
+        self.buffers["ep_frames"].masked_fill_(mask, 0)
 
     def after_reset(self, done: torch.Tensor) -> None:
         """The envs in ``done`` were restored to a start state: new episodes."""
@@ -196,12 +215,24 @@ class TaskRuntime:
             self.buffers[f"read.{name}.prev"].copy_(value)
         self.buffers["ep_return"] += reward
         self.buffers["ep_terms"] += self.last_terms
+        self.buffers["ep_frames"] += self.step_frames()
         done = (terminated | truncated).to(torch.float64)
         self.finished[0] += done.sum()
         self.finished[1] += (self.buffers["ep_return"].to(torch.float64) * done).sum()
         self.finished[2] += (steps.to(torch.float64) * done).sum()
-        self.finished[3:] += (self.buffers["ep_terms"].to(torch.float64) * done[:, None]).sum(0)
+        self.finished[3] += (self.buffers["ep_frames"].to(torch.float64) * done).sum()
+        self.finished[STATS_HEAD:] += (
+            self.buffers["ep_terms"].to(torch.float64) * done[:, None]
+        ).sum(0)
         return reward, terminated, truncated
+
+    def step_frames(self) -> torch.Tensor:
+        """int64 ``[N]``: the frames each env's last step ran (its action's own length, or
+        less where the task's ``step_end`` cut it: ``core/step_end.py``)."""
+        frames = self._frames
+        if callable(frames):
+            return torch.from_numpy(frames()).to(self.device)
+        return frames.to(torch.int64) if frames.dtype != torch.int64 else frames
 
     def swarm_targets(self) -> tuple[torch.Tensor, torch.Tensor]:
         """``(src, mask)`` of the task's swarm now: the envs that have not reached the
@@ -233,8 +264,8 @@ class TaskRuntime:
     # ---- statistics, swarms, checkpoints -------------------------------------------------
 
     def take_stats(self) -> torch.Tensor:
-        """float64 ``[3 + terms]`` since the last call (a device copy): finished episodes,
-        their return sum, length sum, then each term's sum over them."""
+        """float64 ``[STATS_HEAD + terms]`` since the last call (a device copy): finished
+        episodes, their return sum, length sum (steps), frame sum, then each term's sum."""
         out = self.finished.clone()
         self.finished.zero_()
         return out
@@ -253,7 +284,9 @@ class TaskRuntime:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        saved = state["buffers"]
+        saved = dict(state["buffers"])
+        for k in STATS_ONLY.keys() - saved.keys():  # a checkpoint from before it existed
+            saved[k] = torch.zeros_like(self.buffers[k])
         missing = sorted(set(self.buffers) - set(saved))
         extra = sorted(set(saved) - set(self.buffers))
         if missing or extra:

@@ -15,12 +15,16 @@ episode's env runs on (its counters restart), as PyBoy keeps no start-state cach
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from gbxcule.core.step_end import StepEnd
+from gbxcule.tasks.memory import resolve
+from gbxcule.tasks.reads import U8
 from gbxcule.tasks.runtime import TaskRuntime
 from gbxcule.tasks.task import Task, TaskError
 
@@ -71,6 +75,14 @@ def make_task_backend(
     return WarpVecCpuBackend(rom_path, threads=threads, **common)
 
 
+def resolve_step_end(end: StepEnd, backend: Any) -> StepEnd:
+    """``end`` with a symbol looked up in ``backend``'s ``.sym`` file (as reads are)."""
+    if isinstance(end.where, int):
+        return end
+    addr, _ = resolve(backend, U8(end.where))
+    return replace(end, where=addr)
+
+
 class TaskSession:
     """``task`` on ``backend`` with its start pool (``starts`` overrides the task's)."""
 
@@ -92,6 +104,8 @@ class TaskSession:
             if not p.is_file():
                 raise TaskError(f"task {task.name!r}: start state {p} does not exist")
         self._start_bytes = [p.read_bytes() for p in self.start_files]
+        if task.step_end is not None:
+            backend.set_step_end(resolve_step_end(task.step_end, backend))
         self.runtime = TaskRuntime(task, backend, self.device, seed=seed)
         self.steps_taken = 0  # steps since start(), for the swarm's cadence
         self.slots = torch.zeros(n, dtype=torch.int32, device=self.device)

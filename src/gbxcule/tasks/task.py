@@ -18,6 +18,13 @@ from RAM, how that becomes a reward, and when an episode ends.
 read -> scale; a list means scale 1): a float32 vector a step, a ``Dict`` observation in
 the envs and an MLP branch of the built-in PPO's net.
 
+Steps of their own length: an action may carry its own timing (``"a hold=2 frames=60"``
+or ``Action("a", hold=2, frames=60)``: held 2 frames, a 60-frame step), and
+``step_end=StepEnd(addr_or_symbol, changes=True, min_frames=8)`` ends any step early
+after the first frame at whose end that RAM byte changed (or ``equals=V`` /
+``not_equals=V``): a menu or a map change is one step, whatever it takes. The frames
+each env's step ran are in the envs' infos (``frames``) and the run's ``episode_frames``.
+
 ``terminated`` and ``truncated`` are predicates over the reads of this step
 (:class:`gbxcule.tasks.runtime.ReadValues`: ``r[name]``, ``r.prev[name]``,
 ``r.start[name]``, ``r.steps``), returning a bool tensor ``[N]`` on the backend's device;
@@ -38,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from gbxcule.core.actions import ActionCodec, codec_from_buttons, get_codec
+from gbxcule.core.step_end import StepEnd
 from gbxcule.tasks.reads import Read
 from gbxcule.tasks.terms import Term, as_term
 
@@ -83,6 +91,7 @@ class Task:
     noop_max: int = 0
     features: Mapping[str, float] | Sequence[str] = ()  # reads the policy sees beside pixels
     swarm: Swarm | None = None
+    step_end: StepEnd | None = None  # core/step_end.py: a step ends early on a RAM byte
     description: str = ""
     base_dir: Path | None = field(default=None, compare=False)  # where relative paths start
     source: Any = field(default=None, compare=False, repr=False)  # load.TaskSource
@@ -137,6 +146,19 @@ class Task:
             raise TaskError(f"noop_max must be an int >= 0, got {self.noop_max!r}")
         if self.noop_max and 0 not in self.codec.masks:
             raise TaskError("noop_max needs an action that presses nothing: add 'noop' to actions")
+        if self.step_end is not None and not isinstance(self.step_end, StepEnd):
+            raise TaskError(
+                f"step_end must be a StepEnd(where, changes=True | equals=V | not_equals=V), "
+                f"got {self.step_end!r}"
+            )
+        from gbxcule.backends.checks import check_step_timing
+
+        try:
+            check_step_timing(
+                self.codec, self.frames_per_step, self.release_after_frames, self.step_end
+            )
+        except ValueError as exc:
+            raise TaskError(f"task {self.name!r}: {exc}") from None
         if self.swarm is not None and not isinstance(self.swarm, Swarm):
             raise TaskError(f"swarm must be a Swarm(reached=..., every=...), got {self.swarm!r}")
         for key in ("terminated", "truncated"):
@@ -157,6 +179,11 @@ class Task:
             return codec_from_buttons(self.actions)
         except ValueError as exc:
             raise TaskError(f"task {self.name!r} actions: {exc}") from None
+
+    @property
+    def timed(self) -> bool:
+        """Whether its steps vary in length (timed actions or a ``step_end``)."""
+        return self.step_end is not None or self.codec.timed
 
     @property
     def action_codec(self) -> str:
