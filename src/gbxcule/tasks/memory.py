@@ -6,6 +6,13 @@ no host copy, no sync. Cartridge RAM of the bank the game has mapped is gathered
 from the mapper's registers (0xFF while cart RAM is disabled, as the CPU would read it).
 :class:`HostMemory` (PyBoy backends) reads the same bytes through ``read_memory`` per env
 and gives CPU tensors; both return ``{read: int64 [N, size]}`` for ``Read.value``.
+
+IO registers: those that hold what the CPU last wrote (``STORED_IO``: SCX/SCY, WX/WY,
+LCDC, ...) come from the row like RAM. The others (DIV, TIMA, LY, STAT, IF, P1, the sound
+registers, IE) are computed when read, some with side effects (a STAT read ends PyBoy's
+one-shot mode override; a sound register read syncs the sound unit): both backends read
+them one at a time, in address order, as ``pyboy.memory[addr]`` does (on Warp one
+``peek_envs`` launch over every env), so ours and PyBoy see the same side effects.
 """
 
 from __future__ import annotations
@@ -71,23 +78,26 @@ def resolve(backend: Any, read: Read) -> tuple[int, int | None]:
         raise ReadError(f"bank={bank} applies to cartridge RAM (0xA000-0xBFFF), not {addr:#06x}")
     if any(lo <= addr and end <= hi for lo, hi, _, _ in DEVICE_SPANS):
         return addr, None
-    if all(a in STORED_IO for a in range(addr, end)):
+    if all(is_io(a) for a in range(addr, end)):
         return addr, None
     raise ReadError(_where_refused(addr, read.size))
+
+
+def is_io(addr: int) -> bool:
+    """An IO register (0xFF00-0xFF7F) or IE (0xFFFF)."""
+    return 0xFF00 <= addr < 0xFF80 or addr == 0xFFFF
 
 
 def _where_refused(addr: int, size: int) -> str:
     what = f"{size} byte(s) at {addr:#06x}"
     if addr < 0x8000:
         return f"{what}: ROM does not change; a task reads RAM (VRAM, WRAM, OAM, HRAM, cart RAM)"
-    if 0xFF00 <= addr < 0xFF80 or addr == 0xFFFF:
-        readable = ", ".join(f"{n} ({a:#06x})" for a, n in STORED_IO.items())
-        return (
-            f"{what}: this IO register is computed when the CPU reads it (with side "
-            f"effects), so it is no task read; these are: {readable}; else read the RAM "
-            "copy the game keeps"
-        )
-    return f"{what} do not lie in one region (VRAM, WRAM, echo, OAM, HRAM or cart RAM)"
+    if 0xFEA0 <= addr < 0xFF00:
+        return f"{what}: 0xFEA0-0xFEFF is not usable memory"
+    return (
+        f"{what} do not lie in one region (VRAM, WRAM, echo, OAM, the IO registers, HRAM or "
+        "cart RAM)"
+    )
 
 
 class DeviceMemory:
@@ -101,6 +111,7 @@ class DeviceMemory:
         mbc2 = bool(getattr(backend.cart, "mbc_kind", None) == _mbc2_kind())
         fixed: list[int] = []  # row offset per byte (mapped-bank bytes: their offset in a bank)
         mapped: list[bool] = []
+        computed: list[tuple[int, int]] = []  # (IO address, byte position) read by the bus
         self.spans: list[tuple[Read, int, int]] = []
         for read in self.sources:
             addr, bank = resolve(backend, read)
@@ -124,6 +135,9 @@ class DeviceMemory:
                     fixed.append(ml.CART_RAM_OFF + off)
                 elif a in STORED_IO:
                     fixed.append(ml.IO_OFF + a - 0xFF00)
+                elif is_io(a):
+                    computed.append((a, len(fixed)))
+                    fixed.append(0)  # a placeholder, overwritten by the peek
                 else:
                     lo, off = next((lo, off) for lo, hi, off, _ in DEVICE_SPANS if lo <= a < hi)
                     fixed.append(off + a - lo)
@@ -134,6 +148,39 @@ class DeviceMemory:
         self.any_mapped = any(mapped)
         if self.any_mapped:
             self._mapper_views(backend, 1 if mbc2 else cart_bytes // 0x2000)
+        self._computed_io(backend, sorted(computed))
+
+    def _computed_io(self, backend: Any, computed: list[tuple[int, int]]) -> None:
+        """The peek of the computed IO registers (module doc), one launch a gather."""
+        self.machine = backend.machine if computed else None
+        if not computed:
+            return
+        import warp as wp
+
+        self.io_cols = torch.tensor([c for _, c in computed], device=self.device)
+        self.io_addrs = wp.array(
+            [a for a, _ in computed], dtype=wp.int32, device=backend.machine.mem.device
+        )
+        self.io_out = torch.zeros(
+            (self.mem.shape[0], len(computed)), dtype=torch.uint8, device=self.device
+        )
+
+    def _peek_io(self, raw: torch.Tensor) -> torch.Tensor:
+        import warp as wp
+
+        from gbxcule.backends.device_inputs import launch_consuming
+        from gbxcule.kernels.debug_access import peek_envs
+
+        out = self.io_out
+        launch_consuming(
+            peek_envs,
+            out.shape[0],
+            [self.machine, self.io_addrs, wp.from_torch(out)],
+            self.io_addrs.device,
+            True,
+        )
+        raw[:, self.io_cols] = out.to(torch.int64)
+        return raw
 
     def _mapper_views(self, backend: Any, banks: int) -> None:
         import warp as wp
@@ -155,6 +202,8 @@ class DeviceMemory:
             raw = raw.masked_fill(off, 0xFF)
         else:
             raw = self.mem[:, self.index].to(torch.int64) if n else self.mem[:, :0].long()
+        if self.machine is not None and n:
+            raw = self._peek_io(raw)
         return {read: raw[:, lo:hi] for read, lo, hi in self.spans}
 
 
@@ -182,21 +231,35 @@ class HostMemory:
             self.addrs.append((read, addr))
 
     def gather(self) -> dict[Read, torch.Tensor]:
-        """One ``read_memory`` an env over the span of all reads when it is short (a worker
-        process answers each call: the calls, not the bytes, cost), else one a read."""
+        """One ``read_memory`` an env over the span of all RAM reads when it is short (a
+        worker process answers each call: the calls, not the bytes, cost), else one a read;
+        the IO registers one byte at a time in address order (module doc)."""
         n = self.backend.num_envs
-        if not self.addrs:
-            return {}
-        lo = min(a for _, a in self.addrs)
-        hi = max(a + r.size for r, a in self.addrs)
-        if hi - lo <= HOST_SPAN:
-            rows = np.stack([self.backend.read_memory(e, lo, hi) for e in range(n)])
-            block = torch.from_numpy(rows.astype(np.int64))
-            return {r: block[:, a - lo : a - lo + r.size] for r, a in self.addrs}
-        out = {}
-        for read, addr in self.addrs:
-            rows = np.stack([self.backend.read_memory(e, addr, addr + read.size) for e in range(n)])
-            out[read] = torch.from_numpy(rows.astype(np.int64))
+        ram = [(r, a) for r, a in self.addrs if not is_io(a)]
+        out: dict[Read, torch.Tensor] = {}
+        if ram:
+            lo = min(a for _, a in ram)
+            hi = max(a + r.size for r, a in ram)
+            if hi - lo <= HOST_SPAN:
+                rows = np.stack([self.backend.read_memory(e, lo, hi) for e in range(n)])
+                block = torch.from_numpy(rows.astype(np.int64))
+                out = {r: block[:, a - lo : a - lo + r.size] for r, a in ram}
+            else:
+                for read, addr in ram:
+                    rows = np.stack(
+                        [self.backend.read_memory(e, addr, addr + read.size) for e in range(n)]
+                    )
+                    out[read] = torch.from_numpy(rows.astype(np.int64))
+        io = sorted({a + k for r, a in self.addrs if is_io(a) for k in range(r.size)})
+        if io:
+            values = {
+                a: np.array([self.backend.read_memory(e, a, a + 1)[0] for e in range(n)])
+                for a in io
+            }
+            for read, addr in self.addrs:
+                if is_io(addr):
+                    cols = [values[addr + k] for k in range(read.size)]
+                    out[read] = torch.from_numpy(np.stack(cols, axis=1).astype(np.int64))
         return out
 
 

@@ -18,10 +18,10 @@ bytes into ``[N]`` values with Torch ops, so the same code runs on the CPU and C
 Addresses: VRAM, WRAM and its echo, OAM, HRAM, and cartridge RAM: ``bank=None`` (the
 default) reads the bank the game has mapped, as the CPU would (0xFF while the game has
 cart RAM disabled), ``bank=k`` the stored bytes of bank ``k`` whatever is mapped (Warp
-backends). The IO registers that hold what the CPU wrote (SCX, SCY, WX, WY, LCDC, LYC,
-the palettes, TMA, SB: ``memory.STORED_IO``) are readable too, e.g. a scrolling game's
-camera; the others and ROM are refused: those IO values are computed when the CPU
-reads them, and ROM does not change.
+backends). The IO registers and IE are readable too: a scrolling game's camera (SCX/SCY),
+DIV, LY, STAT, the sound registers; those computed on a read are read as
+``pyboy.memory[addr]`` reads them, side effects included (``memory.py``). ROM is refused:
+it does not change.
 """
 
 from __future__ import annotations
