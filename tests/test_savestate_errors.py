@@ -174,3 +174,61 @@ def test_a_state_of_another_game_is_refused_naming_both_cartridges():
         load_pyboy_state(V29, demo)
     assert "different cartridge (MBC1, 4 RAM bank(s)) than this ROM's (no mapper" in str(err.value)
     assert "saved on another game" in str(err.value)
+
+
+def test_a_state_with_a_rom_bank_past_this_rom_is_refused():
+    """PyBoy keeps the mapped bank below its ROM's bank count, so a state mapping bank 5
+    was saved on a larger game, even when the cartridge layouts agree."""
+    from gbxcule.demo.rom import demo_rom_path
+
+    demo = Path(demo_rom_path()).read_bytes()  # 2 banks, no mapper
+    state = load_pyboy_state(_demo_state(demo), demo)
+    state.cart.rom_bank = 5
+    with pytest.raises(SavestateError, match="ROM bank 5 mapped, and this ROM has 2 banks"):
+        load_pyboy_state(write_pyboy_state(state), demo)
+
+
+def test_a_task_notes_once_what_a_pyboy_state_cannot_prove(tmp_path):
+    """A PyBoy state does not record its ROM: a task session says so once per file."""
+    from gbxcule.demo.rom import demo_rom_path
+    from gbxcule.tasks import load_task
+    from gbxcule.tasks.session import TaskSession, UnverifiedStartState, make_task_backend
+
+    demo = Path(demo_rom_path()).read_bytes()
+    start = tmp_path / "start.state"
+    start.write_bytes(_demo_state(demo))
+    task = load_task("demo-coins")
+    for expect in (True, False):
+        backend = make_task_backend(task, 1, threads=1)
+        with pytest.warns(UnverifiedStartState, match="does not record which ROM") if expect \
+                else _no_warning(UnverifiedStartState):  # fmt: skip
+            TaskSession(task, backend, starts=[start]).close()
+
+
+def _no_warning(kind):
+    import contextlib
+    import warnings
+
+    @contextlib.contextmanager
+    def guard():
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            yield
+        assert not [w for w in seen if issubclass(w.category, kind)]
+
+    return guard()
+
+
+def _demo_state(rom: bytes) -> bytes:
+    import io
+
+    from gbxcule.backends.pyboy_backend import make_pyboy
+
+    pb = make_pyboy(rom)
+    try:
+        pb.tick(3, False)
+        buf = io.BytesIO()
+        pb.save_state(buf)
+        return buf.getvalue()
+    finally:
+        pb.stop(save=False)

@@ -95,6 +95,11 @@ def test_a_module_task_loads_by_import_path(task_dir, monkeypatch):
     monkeypatch.syspath_prepend(str(task_dir))
     assert load_task("mytasks.coins").name == "coins-from-a-state"
     assert load_task("mytasks.coins:SHORT").name == "short"
+    (pkg / "shared.py").write_text("WEIGHT = 0.5\n")
+    (pkg / "rel.py").write_text("from .shared import WEIGHT\n" + TASK_FILE)
+    task = load_task("mytasks.rel")  # loads, but a run could not load its one-file copy
+    with pytest.raises(TaskError, match=r"imports '\.shared' relatively"):
+        save_run_task(task, task_dir)
 
 
 @pytest.mark.parametrize(

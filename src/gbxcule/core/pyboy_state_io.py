@@ -402,9 +402,13 @@ def load_pyboy_state(
     errors = []
     for layout in layouts:
         try:
-            return _parse(data, layout, cart or _cart_from_length(data, layout))
+            state = _parse(data, layout, cart or _cart_from_length(data, layout))
         except SavestateError as exc:
             errors.append(exc)
+            continue
+        if rom is not None:
+            _refuse_bank_past_rom(state, rom)
+        return state
     error = (
         errors[0]
         if len(errors) == 1
@@ -413,6 +417,17 @@ def load_pyboy_state(
     if cart is not None:
         _refuse_other_cartridge(data, layouts, cart, error)
     raise error
+
+
+def _refuse_bank_past_rom(state: PyBoyState, rom: bytes) -> None:
+    """PyBoy keeps the selected ROM bank below its ROM's bank count (every mapper takes it
+    modulo the count): a state whose bank is past this ROM's was saved on a larger one."""
+    banks = max(2, len(rom) // 0x4000)
+    if state.cart.rom_bank >= banks:
+        raise SavestateError(
+            f"the state has ROM bank {state.cart.rom_bank} mapped, and this ROM has {banks} "
+            "banks: it was saved on another (larger) game; save a state of this ROM in PyBoy"
+        )
 
 
 def _describe(cart: CartLayout) -> str:

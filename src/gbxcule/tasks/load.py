@@ -126,6 +126,7 @@ def save_run_task(task: Task, run_dir: str | Path) -> dict[str, Any]:
             f"task {task.name!r} was not loaded from a file, so a run could not load it again; "
             "put it in a task file and pass --task path/to/task.py[:NAME]"
         )
+    _refuse_relative_imports(task, source.path)
     run_dir = Path(run_dir)
     from gbxcule.files import write_atomic
 
@@ -140,6 +141,22 @@ def save_run_task(task: Task, run_dir: str | Path) -> dict[str, Any]:
     }
     write_atomic(run_dir / RUN_TASK_RECORD, (json.dumps(record, indent=2) + "\n").encode())
     return record
+
+
+def _refuse_relative_imports(task: Task, path: Path) -> None:
+    """A run keeps one file: a task module that imports its package's other modules
+    relatively (``from .rewards import ...``) could not load from the run's copy."""
+    import ast
+
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            what = "." * node.level + (node.module or "")
+            raise TaskError(
+                f"task {task.name!r}: {path}:{node.lineno} imports {what!r} relatively; a run "
+                "keeps this one file (task.py), which could not import it again: import it "
+                "by its absolute name from an installed package, or keep the task in one file"
+            )
 
 
 def load_run_task(run_dir: str | Path) -> Task:

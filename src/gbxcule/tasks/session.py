@@ -15,6 +15,7 @@ episode's env runs on (its counters restart), as PyBoy keeps no start-state cach
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,36 @@ def make_task_backend(
     return WarpVecCpuBackend(rom_path, threads=threads, **common)
 
 
+_NOTED: set[tuple[str, str]] = set()
+
+
+def _note_unverifiable_starts(paths: list[Path], datas: list[bytes], backend: Any) -> None:
+    """Once a process per (state, ROM): a PyBoy ``.state`` does not say which game saved
+    it. Loading refuses a state of another cartridge layout or bank count
+    (``core/pyboy_state_io.py``); one of another game with this ROM's layout loads, and
+    starts episodes in nonsense, so the user is told what could not be checked."""
+    from gbxcule.core.snapshot import SNAPSHOT_MAGIC
+
+    rom = Path(getattr(backend, "rom_path", "") or "")
+    for path, data in zip(paths, datas, strict=True):
+        key = (str(path.resolve()), str(rom))
+        if data.startswith(SNAPSHOT_MAGIC) or key in _NOTED:
+            continue  # our snapshots carry their ROM's sha256 and are checked on load
+        _NOTED.add(key)
+        warnings.warn(
+            f"{path}: a PyBoy state does not record which ROM saved it; only its cartridge "
+            f"layout was checked against {rom.name or 'the ROM'}. Make sure it was saved on "
+            "this game (a state of another game with the same layout starts every episode "
+            "in nonsense).",
+            UnverifiedStartState,
+            stacklevel=3,
+        )
+
+
+class UnverifiedStartState(UserWarning):
+    """A start state whose game the file cannot prove (see ``_note_unverifiable_starts``)."""
+
+
 def resolve_step_end(end: StepEnd, backend: Any) -> StepEnd:
     """``end`` with a symbol looked up in ``backend``'s ``.sym`` file (as reads are)."""
     if isinstance(end.where, int):
@@ -104,6 +135,7 @@ class TaskSession:
             if not p.is_file():
                 raise TaskError(f"task {task.name!r}: start state {p} does not exist")
         self._start_bytes = [p.read_bytes() for p in self.start_files]
+        _note_unverifiable_starts(self.start_files, self._start_bytes, backend)
         if task.step_end is not None:
             backend.set_step_end(resolve_step_end(task.step_end, backend))
         self.runtime = TaskRuntime(task, backend, self.device, seed=seed)
