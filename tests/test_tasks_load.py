@@ -256,7 +256,8 @@ TASK = Task(
 
 
 def test_a_task_with_steps_of_their_own_length_runs_alike_on_both_backends(task_dir, tmp_path):
-    """Timed actions and a step end in a task file: TaskSession on ours and on PyBoy give
+    """Timed actions and a step end in a task file: TaskSession on ours and on PyBoy (worker
+    processes, as eval and L4 run it) give
     the same frames, rewards and ends; the Gymnasium env reports each env's frames and a
     run's metrics the episodes' frames."""
     from gbxcule.envs import make_vector_env
@@ -267,7 +268,7 @@ def test_a_task_with_steps_of_their_own_length_runs_alike_on_both_backends(task_
     assert task.timed
     sessions = [
         TaskSession(task, make_task_backend(task, 3, kind=kind, **kw), seed=5)
-        for kind, kw in (("warp", {"threads": 1}), ("pyboy", {}))
+        for kind, kw in (("warp", {"threads": 1}), ("pyboy-mp", {"num_workers": 2}))
     ]
     try:
         for s in sessions:
