@@ -93,6 +93,20 @@ def check_step_timing(codec: Any, frames_per_step: int, release_after: int, end:
         )
 
 
+def check_step_end(codec: Any, frames_per_step: int, release_after: int, end: Any) -> Any:
+    """``end`` (a ``core/step_end.StepEnd`` with its address resolved, or ``None``) when a
+    backend can run it with this codec's timing (``check_step_timing``); else a
+    ``StepEndError`` or ``ValueError`` that says why."""
+    from gbxcule.core.step_end import StepEnd, StepEndError
+
+    if end is not None and not isinstance(end, StepEnd):
+        raise StepEndError(f"set_step_end takes a StepEnd or None, got {end!r}")
+    if end is not None and not isinstance(end.where, int):
+        raise StepEndError(f"StepEnd.where {end.where!r}: resolve the symbol first")
+    check_step_timing(codec, frames_per_step, release_after, end)
+    return end
+
+
 def check_opcode_dispatch(opcode_dispatch: Any, is_cuda: bool, units_out_of_line: bool) -> bool:
     """Whether the step kernel dispatches by opcode (``kernels/step_cpu.py``): by default
     wherever the CPU runs the inlined shape; ``True`` elsewhere is a ``ValueError`` (the

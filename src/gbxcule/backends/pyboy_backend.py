@@ -77,13 +77,14 @@ from gbxcule.backends.checks import (
     check_range,
     check_seed,
     check_step_config,
+    check_step_end,
     check_step_timing,
     read_rom,
     write_values,
 )
 from gbxcule.core.actions import get_codec, validate_actions
 from gbxcule.core.dmg import POST_BOOT_PC
-from gbxcule.core.step_end import StepEnd, StepEndError
+from gbxcule.core.step_end import StepEnd
 
 PYBOY_VERSION = "2.8.1"
 # Shade index -> RGB. Grey, so every channel alone identifies the shade.
@@ -381,12 +382,9 @@ class PyBoySingleBackend:
     def set_step_end(self, end: StepEnd | None) -> None:
         """End steps early on a RAM byte (``core/step_end.py``): a ``tick(1)`` at a time,
         the byte checked after each; ``None``: each step runs its action's frames."""
-        if end is not None and not isinstance(end, StepEnd):
-            raise StepEndError(f"set_step_end takes a StepEnd or None, got {end!r}")
-        if end is not None and not isinstance(end.where, int):
-            raise StepEndError(f"StepEnd.where {end.where!r}: resolve the symbol first")
-        check_step_timing(self.codec, self.frames_per_step, self.release_after_frames, end)
-        self.step_end = end
+        self.step_end = check_step_end(
+            self.codec, self.frames_per_step, self.release_after_frames, end
+        )
 
     def step_frames(self) -> np.ndarray:
         """int64 ``[N]``: the frames each env's last step ran."""

@@ -13,9 +13,9 @@ import numpy as np
 import torch
 import warp as wp
 
-from gbxcule.backends.checks import check_step_timing
+from gbxcule.backends.checks import check_step_end
 from gbxcule.backends.ram_views import mem_offset
-from gbxcule.core.step_end import StepEnd, StepEndError, check_step_end_address
+from gbxcule.core.step_end import StepEnd, check_step_end_address
 from gbxcule.kernels.step_end import STEP_END_AT, STEP_FRAMES, STEP_ROW, STEP_WORDS
 
 
@@ -32,13 +32,9 @@ class StepEndMixin:
         """End every env's steps early on a RAM byte (``core/step_end.py``); ``None``: each
         step runs its action's frames. ``end.where`` must be an address (a task resolves
         symbols)."""
-        if end is not None and not isinstance(end, StepEnd):
-            raise StepEndError(f"set_step_end takes a StepEnd or None, got {end!r}")
-        check_step_timing(self.codec, self.frames_per_step, self.release_after_frames, end)
+        check_step_end(self.codec, self.frames_per_step, self.release_after_frames, end)
         row = np.zeros(STEP_WORDS, np.int32)
         if end is not None:
-            if not isinstance(end.where, int):
-                raise StepEndError(f"StepEnd.where {end.where!r}: resolve the symbol first")
             off = mem_offset(check_step_end_address(end.where), 0, 1, 0, False)
             assert off is not None  # the spans check_step_end_address allows are all RAM
             at = int(STEP_END_AT) - STEP_ROW
