@@ -174,6 +174,7 @@ def test_host_reads_equal_the_device_gather(banked, monkeypatch):
     for reads, per_env in (
         ([U16(0xC123), U8(0xFF90), U8(0xA010)], 3),  # far apart: a call per read
         ([U16(0xC123), U8(0xC200), BitCount(0xC100, 4)], 1),  # one span: a call an env
+        ([U8(0xFE00), U8(0xFF90)], 2),  # OAM and HRAM: no span over the IO page between
     ):
         calls.clear()
         dev, host = DeviceMemory(banked, reads).gather(), HostMemory(banked, reads).gather()

@@ -231,16 +231,17 @@ class HostMemory:
             self.addrs.append((read, addr))
 
     def gather(self) -> dict[Read, torch.Tensor]:
-        """One ``read_memory`` an env over the span of all RAM reads when it is short (a
-        worker process answers each call: the calls, not the bytes, cost), else one a read;
-        the IO registers one byte at a time in address order (module doc)."""
+        """One ``read_memory`` an env over the span of all RAM reads when it is short and
+        does not cross the IO page (whose reads act: module doc) (a worker process answers
+        each call: the calls, not the bytes, cost), else one a read; the IO registers one
+        byte at a time in address order."""
         n = self.backend.num_envs
         ram = [(r, a) for r, a in self.addrs if not is_io(a)]
         out: dict[Read, torch.Tensor] = {}
         if ram:
             lo = min(a for _, a in ram)
             hi = max(a + r.size for r, a in ram)
-            if hi - lo <= HOST_SPAN:
+            if hi - lo <= HOST_SPAN and not (lo < 0xFF80 and hi > 0xFF00):
                 rows = np.stack([self.backend.read_memory(e, lo, hi) for e in range(n)])
                 block = torch.from_numpy(rows.astype(np.int64))
                 out = {r: block[:, a - lo : a - lo + r.size] for r, a in ram}
