@@ -41,7 +41,7 @@ import math
 from pathlib import Path
 
 from gbxcule.asm import build_rom
-from gbxcule.demo.asm import ASM_ROUTINES
+from gbxcule.asm.routines import ASM_ROUTINES
 from gbxcule.files import write_atomic
 
 ROM_BANKS = 8

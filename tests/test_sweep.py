@@ -407,7 +407,7 @@ def test_hooks_cost_writes_rows_and_summary(tmp_path):
 
 def test_resolve_rom_knows_every_bench_rom_name():
     """One resolver for every bench tool's ROM names (bench/rom_names.py)."""
-    from bench.cpu_profile import LOOP_VARIANTS
+    from bench.loop_roms import LOOP_VARIANTS
     from gbxcule.demo.rom import demo_rom_path
 
     assert rom_names.resolve_rom("demo") == str(demo_rom_path())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gbxcule.asm.routines import ASM_ROUTINES
 from gbxcule.demo.game import (
     BAR_LINE,
     BGP,
@@ -27,40 +28,6 @@ from gbxcule.demo.game import (
     bg_map,
     tile_data,
 )
-
-# LcdOff, MemCopy, MemFill: shared with the PPU micro ROMs (bench/roms/suite/ppu_common.py).
-ASM_ROUTINES = """
-LcdOff:                     ; only ever switch the LCD off during VBlank
-    ldh a, [$40]
-    bit 7, a
-    ret z
-.wait:
-    ldh a, [$44]
-    cp 144
-    jr c, .wait
-    xor a
-    ldh [$40], a
-    ret
-
-MemCopy:                    ; BC (> 0) bytes from HL to DE
-    ld a, [hl+]
-    ld [de], a
-    inc de
-    dec bc
-    ld a, b
-    or c
-    jr nz, MemCopy
-    ret
-
-MemFill:                    ; BC (> 0) bytes at HL = D
-    ld a, d
-    ld [hl+], a
-    dec bc
-    ld a, b
-    or c
-    jr nz, MemFill
-    ret
-"""
 
 
 def _db(data: bytes) -> str:

@@ -1,13 +1,14 @@
-"""The demo game's ROM image, built by our assembler from :mod:`gbxcule.demo.asm`."""
+"""The demo game's ROM image and ``.sym`` file, built by our assembler from
+:mod:`gbxcule.demo.asm`."""
 
 from __future__ import annotations
 
 import functools
 from pathlib import Path
 
-from gbxcule.asm import build_rom
+from gbxcule.asm import assemble, build_rom
+from gbxcule.core.symbols import format_sym
 from gbxcule.demo.asm import game_source
-from gbxcule.files import cached_file
 
 TITLE = "GBXCULE DEMO"
 
@@ -18,6 +19,15 @@ def demo_rom_bytes() -> bytes:
     return build_rom(game_source(), title=TITLE)
 
 
+@functools.cache
+def demo_sym_text() -> str:
+    """The ``.sym`` file of :func:`demo_rom_bytes` (its code and WRAM labels)."""
+    program = assemble(game_source())
+    return format_sym(program.symbols, program.label_banks)
+
+
 def demo_rom_path() -> Path:
-    """A file holding :func:`demo_rom_bytes`, in a cache dir keyed by its hash (written atomically)."""
-    return cached_file(demo_rom_bytes(), "gbxcule-demo", "demo_game", ".gb")
+    """The demo's ROM file with its ``.sym`` beside it, in a cache dir keyed by its hash."""
+    from gbxcule.games import bundled_rom_path
+
+    return bundled_rom_path("demo")

@@ -28,7 +28,8 @@ each env's step ran are in the envs' infos (``frames``) and the run's ``episode_
 ``terminated`` and ``truncated`` are predicates over the reads of this step
 (:class:`gbxcule.tasks.runtime.ReadValues`: ``r[name]``, ``r.prev[name]``,
 ``r.start[name]``, ``r.steps``), returning a bool tensor ``[N]`` on the backend's device;
-``max_steps`` truncates as well. Paths are relative to the task file's folder.
+``max_steps`` truncates as well. Paths are relative to the task file's folder; ``rom``
+may also name a bundled game, ``"bundled:quest"`` (``None``: the demo).
 
 Episode starts: ``starts`` is a pool of PyBoy ``.state`` files (none: power-on, then the
 boot ROM, as ``boot`` says); each episode draws one from a generator seeded by the run.
@@ -165,6 +166,14 @@ class Task:
             fn = getattr(self, key)
             if fn is not None and not callable(fn):
                 raise TaskError(f"{key} must be a predicate over the reads, got {fn!r}")
+        from gbxcule.games import GAMES, bundled_name
+
+        game = bundled_name(self.rom)
+        if game is not None and game not in GAMES:
+            raise TaskError(
+                f"task {self.name!r} rom: no bundled game {game!r}; bundled games: "
+                f"{', '.join(GAMES)}"
+            )
 
     @property
     def terms(self) -> dict[str, Term]:
@@ -194,14 +203,19 @@ class Task:
         return p if p.is_absolute() or self.base_dir is None else self.base_dir / p
 
     def rom_path(self, override: str | Path | None = None) -> Path:
-        """The ROM: ``override``, else the task's own (the bundled demo when it names none)."""
+        """The ROM: ``override``, else the task's own: a path, ``"bundled:NAME"`` (a bundled
+        game, :mod:`gbxcule.games`) or None (the bundled demo)."""
+        from gbxcule.games import bundled_name, bundled_rom_path
+
         if override is not None:
             return Path(override)
-        if self.rom is not None:
-            return self.path(self.rom)
-        from gbxcule.demo.rom import demo_rom_path
-
-        return Path(demo_rom_path())
+        name = bundled_name(self.rom)
+        if name is None:
+            return self.path(self.rom)  # type: ignore[arg-type]
+        try:
+            return bundled_rom_path(name)
+        except ValueError as exc:
+            raise TaskError(f"task {self.name!r} rom: {exc}") from None
 
     def start_paths(self, override: str | Path | None = None) -> list[Path]:
         if override is not None:

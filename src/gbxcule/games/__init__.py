@@ -1,0 +1,97 @@
+"""The bundled games: each one's ROM and ``.sym`` file, built from our own source.
+
+``gbxcule demo --game NAME`` plays one; a task names one as ``rom="bundled:NAME"`` (or
+``rom=None`` for the demo); bench tools take the name as ``--rom NAME``.
+:func:`bundled_rom_path` writes the ROM and its ``.sym`` beside it into a cache folder
+keyed by the ROM's hash, so a task's symbol reads work from an installed wheel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gbxcule.files import cached_file, write_atomic
+
+BUNDLED_PREFIX = "bundled:"
+
+
+@dataclass(frozen=True)
+class BundledGame:
+    name: str
+    summary: str
+    rom: Callable[[], bytes]
+    sym: Callable[[], str]
+    layout: str  # the module documenting its RAM layout and rules
+
+
+def _demo_rom() -> bytes:
+    from gbxcule.demo.rom import demo_rom_bytes
+
+    return demo_rom_bytes()
+
+
+def _demo_sym() -> str:
+    from gbxcule.demo.rom import demo_sym_text
+
+    return demo_sym_text()
+
+
+def _quest_rom() -> bytes:
+    from gbxcule.games.quest.rom import quest_rom_bytes
+
+    return quest_rom_bytes()
+
+
+def _quest_sym() -> str:
+    from gbxcule.games.quest.rom import quest_sym_text
+
+    return quest_sym_text()
+
+
+GAMES = {
+    "demo": BundledGame(
+        "demo",
+        "collect coins on one scrolling map (32 KiB)",
+        _demo_rom,
+        _demo_sym,
+        "gbxcule.demo.game",
+    ),
+    "quest": BundledGame(
+        "quest",
+        "title, 4 maps with doors, slimes, gems, lives, music, battery save (MBC1, 128 KiB)",
+        _quest_rom,
+        _quest_sym,
+        "gbxcule.games.quest.layout",
+    ),
+}
+DEFAULT_GAME = "demo"
+
+
+def bundled_game(name: str) -> BundledGame:
+    try:
+        return GAMES[name]
+    except KeyError:
+        raise ValueError(f"no bundled game {name!r}; bundled games: {', '.join(GAMES)}") from None
+
+
+def bundled_rom_path(name: str = DEFAULT_GAME) -> Path:
+    """The game's ROM file, with its ``.sym`` file beside it (both written when missing)."""
+    game = bundled_game(name)
+    path = cached_file(game.rom(), "gbxcule-games", name, ".gb")
+    sym = path.with_suffix(".sym")
+    text = game.sym().encode()
+    if not sym.is_file() or sym.read_bytes() != text:
+        write_atomic(sym, text)
+    return path
+
+
+def bundled_name(rom: str | Path | None) -> str | None:
+    """The game a task's ``rom`` names: ``None`` is the demo, ``"bundled:NAME"`` that game;
+    None for a path."""
+    if rom is None:
+        return DEFAULT_GAME
+    if isinstance(rom, str) and rom.startswith(BUNDLED_PREFIX):
+        return rom[len(BUNDLED_PREFIX) :]
+    return None
