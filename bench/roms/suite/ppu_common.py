@@ -29,8 +29,8 @@ from bench.roms.suite.ppu_reference import (
     render_frame,
 )
 from gbxcule.asm import build_rom
-from gbxcule.backends.protocol import Backend
 from gbxcule.asm.routines import ASM_ROUTINES
+from gbxcule.backends.protocol import Backend
 
 # WRAM the scene ROMs own (the checks read W_FRAMES).
 W_FRAMES = 0xC000  # VBlank count since the LCD was switched back on (wraps at 256)

@@ -35,7 +35,7 @@ def song() -> bytes:
     for row in range(SONG_ROWS):
         root = chords[row // 16]
 
-        def note(degree: int, octave: int) -> int:
+        def note(degree: int, octave: int, root: int = root) -> int:
             d = degree + root
             return 1 + 12 * (octave + d // 7) + scale[d % 7]
 
