@@ -17,9 +17,6 @@ from typing import Any
 import pytest
 
 from bench.goldens import load_goldens
-from bench.roms.build import get_rom
-from gbxcule.asm import assemble
-from gbxcule.core.symbols import format_sym
 
 from .support.backend_api_support import write_rom
 
@@ -45,12 +42,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo game's ROM file, with its ``.sym`` file beside it."""
-    from gbxcule.demo.asm import game_source
+    from gbxcule.games import bundled_game
 
     folder = tmp_path_factory.mktemp("demo")
-    path = write_rom(folder, "demo.gb", get_rom("demo_game").build())
-    program = assemble(game_source())
-    path.with_suffix(".sym").write_text(format_sym(program.symbols, program.label_banks))
+    game = bundled_game("demo")
+    path = write_rom(folder, "demo.gb", game.rom())
+    path.with_suffix(".sym").write_text(game.sym())
     return path
 
 

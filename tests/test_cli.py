@@ -346,3 +346,43 @@ def test_commands_hide_warps_messages_unless_verbose(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "Warp" not in done.stdout + done.stderr and "load on device" not in done.stderr
     assert "demo game: 1 envs" in done.stdout
+
+
+def test_demo_runs_every_bundled_game_and_saves_its_rom_with_symbols(tmp_path, capsys):
+    from gbxcule.core.symbols import SymbolTable
+    from gbxcule.games import GAMES, bundled_rom_path
+    from gbxcule.games.quest import layout as quest
+
+    assert (
+        main(
+            [
+                "demo",
+                "--game",
+                "quest",
+                "--envs",
+                "2",
+                "--steps",
+                "40",
+                "--device",
+                "cpu",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert out.startswith("quest game: 2 envs") and "lives" in out.splitlines()[2]
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["0"], ["1"])]
+    assert len(rows) == 2 and all(int(r[-1]) > 100 for r in rows)  # ticks ran
+    assert (tmp_path / "final_frames.png").is_file()
+    for name in GAMES:
+        rom = tmp_path / f"{name}.gb"
+        assert main(["demo", "--game", name, "--save-rom", str(rom)]) == 0
+        assert rom.read_bytes() == bundled_rom_path(name).read_bytes()
+        assert len(SymbolTable.load(rom.with_suffix(".sym"))) > 20
+    assert SymbolTable.load(tmp_path / "quest.sym").address("wScore") == quest.W_SCORE
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "--game", "tetris"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'tetris'" in capsys.readouterr().err

@@ -108,6 +108,26 @@ def test_demo_record_info_verify_run_from_the_wheel(installed: Path, tmp_path: P
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert "PASS" in verify.stdout
 
+    quest = _run(
+        [
+            gbxcule,
+            "demo",
+            "--game",
+            "quest",
+            "--steps",
+            "2",
+            "--envs",
+            "1",
+            "--device",
+            "cpu",
+            "--save-rom",
+            "quest.gb",
+        ],
+        cwd=tmp_path,
+    )
+    assert quest.returncode == 0, quest.stderr
+    assert "wScore" in (tmp_path / "quest.sym").read_text()  # symbols from the wheel alone
+
 
 def test_checkout_only_commands_say_so_from_the_wheel(installed: Path, tmp_path: Path) -> None:
     gbxcule = str(installed / "gbxcule")

@@ -1,4 +1,5 @@
-"""`make roms`: build every suite ROM into bench/roms/out/ with a manifest.
+"""`make roms`: build every suite ROM and every bundled game (its ``.sym`` beside it) into
+bench/roms/out/ with a manifest.
 
 Usage: python -m bench.roms.build [--out DIR] [--only NAME ...]
 """
@@ -74,8 +75,35 @@ def build_all(out_dir: Path = OUT_DIR, only: list[str] | None = None) -> list[di
             }
         )
     if not only:
-        manifest = json.dumps({"roms": entries}, indent=2) + "\n"
+        games = build_games(out_dir)
+        manifest = json.dumps({"roms": entries, "games": games}, indent=2) + "\n"
         write_atomic(out_dir / "manifest.json", manifest.encode())
+    return entries
+
+
+def build_games(out_dir: Path = OUT_DIR) -> list[dict]:
+    """Every bundled game (gbxcule.games) as ``<name>.gb`` and ``<name>.sym``."""
+    from gbxcule.games import GAMES
+
+    entries = []
+    for game in GAMES.values():
+        data, sym = game.rom(), game.sym().encode()
+        for path, content in (
+            (out_dir / f"{game.name}.gb", data),
+            (out_dir / f"{game.name}.sym", sym),
+        ):
+            if not path.exists() or path.read_bytes() != content:
+                write_atomic(path, content)
+        entries.append(
+            {
+                "name": game.name,
+                "file": f"{game.name}.gb",
+                "symbols": f"{game.name}.sym",
+                "bytes": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "description": game.summary,
+            }
+        )
     return entries
 
 
@@ -85,7 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*")
     args = ap.parse_args(argv)
     entries = build_all(args.out, args.only)
-    print(f"built {len(entries)} ROMs into {args.out}")
+    from gbxcule.games import GAMES
+
+    games = "" if args.only else f" and {len(GAMES)} bundled games"
+    print(f"built {len(entries)} ROMs{games} into {args.out}")
     return 0
 
 

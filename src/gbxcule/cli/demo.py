@@ -1,10 +1,11 @@
-"""``gbxcule demo``: N copies of the demo game under seeded random actions.
+"""``gbxcule demo``: N copies of a bundled game under seeded random actions.
 
-Runs the demo game (:mod:`gbxcule.demo`) on the Warp backend (CUDA when Warp sees a device,
+Runs a bundled game (``--game``: the demo, :mod:`gbxcule.demo`, by default; every one in
+:mod:`gbxcule.games`) on the Warp backend (CUDA when Warp sees a device,
 else the CPU), ``pokemonred_puffer_v1`` actions, 24 frames per step with the
 buttons released after 8. Prints steps/s and frames/s (timed from the second
 step: the first one includes loading or compiling the kernels), each shown
-env's score and position read from WRAM, and writes into ``--out``:
+env's score, position (and the like: the game's ``status``) read from WRAM, and writes into ``--out``:
 
 * ``final_frames.png``: every env's last frame, tiled (8 per row for 64 envs),
   160x144 each in the DMG greys, separated by a black gap;
@@ -29,11 +30,10 @@ from gbxcule.cli.rollout import (
     random_actions,
     timed_step,
 )
-from gbxcule.demo import game
-from gbxcule.demo.rom import demo_rom_path
+from gbxcule.games import DEFAULT_GAME, GAMES, bundled_game, bundled_rom_path
 from gbxcule.images import grid_cols, tile_frames, write_gif, write_png
 
-HELP = "run N envs of the demo game; print steps/s, write a PNG grid and a GIF"
+HELP = "run N envs of a bundled game; print steps/s, write a PNG grid and a GIF"
 CODEC = "pokemonred_puffer_v1"
 FRAMES_PER_STEP = 24
 RELEASE_AFTER_FRAMES = 8
@@ -43,15 +43,17 @@ SHOWN_ENVS = 8  # env lines printed
 @dataclass(frozen=True)
 class EnvSummary:
     env: int
-    score: int
-    x: int
-    y: int
-    ticks: int  # game ticks run (W_FRAME)
+    values: dict[str, int]  # the game's status: score, position, ticks run, ...
+
+    @property
+    def score(self) -> int:
+        return self.values["score"]
 
 
 @dataclass(frozen=True)
 class DemoResult:
     backend: str
+    game: str
     num_envs: int
     steps: int
     timed_steps: int
@@ -73,17 +75,10 @@ class DemoResult:
         return self.sps * FRAMES_PER_STEP
 
 
-def read_env(backend: Any, env: int) -> EnvSummary:
-    """Score, position and tick count of ``env`` from the documented WRAM addresses."""
-    lo = game.W_PLAYER_X
-    wram = bytes(backend.read_memory(env, lo, game.W_FRAME + 2))
-
-    def at(addr: int, n: int = 1) -> int:
-        return int.from_bytes(wram[addr - lo : addr - lo + n], "little")
-
-    return EnvSummary(
-        env, at(game.W_SCORE, 2), at(game.W_PLAYER_X), at(game.W_PLAYER_Y), at(game.W_FRAME, 2)
-    )
+def read_env(backend: Any, env: int, game: str = DEFAULT_GAME) -> EnvSummary:
+    """The game's status values of ``env`` (score, position, ...) from its documented RAM."""
+    values = bundled_game(game).read_status(lambda lo, hi: backend.read_memory(env, lo, hi))
+    return EnvSummary(env, values)
 
 
 def run_demo(
@@ -95,8 +90,9 @@ def run_demo(
     backend: str | None = None,
     seed: int = 0,
     gif_envs: int = 4,
+    game: str = DEFAULT_GAME,
 ) -> DemoResult:
-    """Run the demo and write its PNG grid and GIF into ``out_dir``."""
+    """Run ``game`` and write its PNG grid and GIF into ``out_dir``."""
 
     from gbxcule.backends.registry import make_backend
 
@@ -108,7 +104,7 @@ def run_demo(
     gif_frames: list[np.ndarray] = []
     env_backend = make_backend(
         name,
-        str(demo_rom_path()),
+        str(bundled_rom_path(game)),
         num_envs=num_envs,
         frames_per_step=FRAMES_PER_STEP,
         release_after_frames=RELEASE_AFTER_FRAMES,
@@ -121,7 +117,7 @@ def run_demo(
             times.append(timed_step(env_backend, actions[k]))
             frames = [env_backend.frame_shades(env) for env in shown]
             gif_frames.append(tile_frames(frames, grid_cols(len(shown))))
-        summaries = [read_env(env_backend, env) for env in range(num_envs)]
+        summaries = [read_env(env_backend, env, game) for env in range(num_envs)]
         finals = [env_backend.frame_shades(env) for env in range(num_envs)]
     finally:
         env_backend.close()
@@ -132,6 +128,7 @@ def run_demo(
     timed = times[1:] if steps > 1 else times
     return DemoResult(
         backend=name,
+        game=game,
         num_envs=num_envs,
         steps=steps,
         timed_steps=len(timed),
@@ -148,13 +145,13 @@ def report(result: DemoResult) -> list[str]:
     """The lines ``gbxcule demo`` prints for ``result``."""
     timed = f"steps 2..{result.steps}" if result.timed_steps < result.steps else "the single step"
     lines = [
-        f"{result.steps} steps x {FRAMES_PER_STEP} frames, {result.num_envs} envs "
+        f"{result.game}: {result.steps} steps x {FRAMES_PER_STEP} frames, {result.num_envs} envs "
         f"on {result.backend}: {result.sps:,.1f} steps/s, {result.fps:,.0f} frames/s "
         f"(timed over {timed}; the first took {result.first_step_seconds:.2f} s)",
-        f"{'env':>5} {'score':>6} {'x':>4} {'y':>4} {'ticks':>6}",
+        f"{'env':>5}" + "".join(f" {k:>6}" for k in result.envs[0].values),
     ]
     for s in result.envs[:SHOWN_ENVS]:
-        lines.append(f"{s.env:>5} {s.score:>6} {s.x:>4} {s.y:>4} {s.ticks:>6}")
+        lines.append(f"{s.env:>5}" + "".join(f" {v:>6}" for v in s.values.values()))
     scores = [s.score for s in result.envs]
     best = max(result.envs, key=lambda s: s.score)
     if len(result.envs) > SHOWN_ENVS:
@@ -168,6 +165,14 @@ def report(result: DemoResult) -> list[str]:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--game",
+        choices=list(GAMES),
+        default=DEFAULT_GAME,
+        help="the bundled game: "
+        + "; ".join(f"{g.name}: {g.summary}" for g in GAMES.values())
+        + f" (default {DEFAULT_GAME})",
+    )
     p.add_argument("--envs", type=int, default=64, help="number of envs (default 64)")
     p.add_argument("--steps", type=int, default=100, help="steps to run (default 100)")
     p.add_argument(
@@ -181,21 +186,23 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--save-rom",
         type=Path,
         metavar="PATH",
-        help="write the demo game's ROM to PATH and exit (a game to try the guide on)",
+        help="write the game's ROM to PATH (its .sym beside it) and exit (a game to try the "
+        "guide on)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     if args.save_rom is not None:
-        from gbxcule.demo.rom import demo_rom_path
         from gbxcule.files import write_atomic
 
-        write_atomic(args.save_rom, Path(demo_rom_path()).read_bytes())
-        print(f"demo game ROM: {args.save_rom}")
+        rom = bundled_rom_path(args.game)
+        write_atomic(args.save_rom, rom.read_bytes())
+        write_atomic(args.save_rom.with_suffix(".sym"), rom.with_suffix(".sym").read_bytes())
+        print(f"{args.game} ROM: {args.save_rom} (symbols: {args.save_rom.with_suffix('.sym')})")
         return 0
     name = backend_for(args.device, args.backend)
     print(
-        f"demo game: {args.envs} envs on {name}, {args.steps} steps x {FRAMES_PER_STEP} frames, "
+        f"{args.game} game: {args.envs} envs on {name}, {args.steps} steps x {FRAMES_PER_STEP} frames, "
         f"random actions (seed {args.seed}) ...",
         flush=True,
     )
@@ -206,6 +213,7 @@ def run(args: argparse.Namespace) -> int:
         backend=name,
         seed=args.seed,
         gif_envs=args.gif_envs,
+        game=args.game,
     )
     print("\n".join(report(result)))
     return 0

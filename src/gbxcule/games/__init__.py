@@ -12,7 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gbxcule.demo import game as demo
 from gbxcule.files import cached_file, write_atomic
+from gbxcule.games.quest import layout as quest
 
 BUNDLED_PREFIX = "bundled:"
 
@@ -24,6 +26,19 @@ class BundledGame:
     rom: Callable[[], bytes]
     sym: Callable[[], str]
     layout: str  # the module documenting its RAM layout and rules
+    # what `gbxcule demo` prints per env: name -> (address, bytes, "u" little-endian | "bcd")
+    status: dict[str, tuple[int, int, str]]
+
+    def read_status(self, read_memory: Callable[[int, int], bytes]) -> dict[str, int]:
+        """The ``status`` values, given ``read_memory(lo, hi)`` of one env."""
+        out = {}
+        for name, (addr, size, kind) in self.status.items():
+            raw = bytes(read_memory(addr, addr + size))
+            if kind == "bcd":
+                out[name] = int("".join(f"{b:02X}" for b in reversed(raw)))
+            else:
+                out[name] = int.from_bytes(raw, "little")
+        return out
 
 
 def _demo_rom() -> bytes:
@@ -57,6 +72,12 @@ GAMES = {
         _demo_rom,
         _demo_sym,
         "gbxcule.demo.game",
+        {
+            "score": (demo.W_SCORE, 2, "u"),
+            "x": (demo.W_PLAYER_X, 1, "u"),
+            "y": (demo.W_PLAYER_Y, 1, "u"),
+            "ticks": (demo.W_FRAME, 2, "u"),
+        },
     ),
     "quest": BundledGame(
         "quest",
@@ -64,6 +85,14 @@ GAMES = {
         _quest_rom,
         _quest_sym,
         "gbxcule.games.quest.layout",
+        {
+            "score": (quest.W_SCORE, 2, "bcd"),
+            "map": (quest.W_MAP, 1, "u"),
+            "x": (quest.W_PLAYER_X, 1, "u"),
+            "y": (quest.W_PLAYER_Y, 1, "u"),
+            "lives": (quest.W_LIVES, 1, "u"),
+            "ticks": (quest.W_FRAME, 2, "u"),
+        },
     ),
 }
 DEFAULT_GAME = "demo"
