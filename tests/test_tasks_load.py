@@ -84,7 +84,8 @@ def test_a_task_file_loads_with_paths_from_its_folder(task_dir):
     assert task.codec.name == "buttons:left,right,up,down,noop"
     assert load_task(f"{task_dir / 'task.py'}:SHORT").max_steps == 3
     assert load_task("demo-coins").source.path.parent.name == "builtin"
-    assert set(BUILTIN) == {"demo-coins"}
+    assert {load_task(name).name for name in BUILTIN} == set(BUILTIN)  # name -> file[:VAR]
+    assert load_task("quest-explore").source.variable == "EXPLORE"
 
 
 def test_a_module_task_loads_by_import_path(task_dir, monkeypatch):

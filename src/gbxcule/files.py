@@ -43,6 +43,18 @@ def cached_file(data: bytes, folder: str, stem: str, suffix: str) -> Path:
     return write_atomic(path, data)
 
 
+GAMES_FOLDER = "gbxcule-games"  # the bundled games' ROMs, .sym files and start states
+
+
+def cached_rom(rom: bytes, sym: str, stem: str) -> Path:
+    """:func:`cached_file` for a ROM in :data:`GAMES_FOLDER`, with its ``.sym`` beside it."""
+    path = cached_file(rom, GAMES_FOLDER, stem, ".gb")
+    sym_path, text = path.with_suffix(".sym"), sym.encode()
+    if not sym_path.is_file() or sym_path.read_bytes() != text:
+        write_atomic(sym_path, text)
+    return path
+
+
 def checkout_root() -> Path | None:
     """The source checkout this package runs from (``src/gbxcule`` in it), or None when
     it runs from an installed wheel."""

@@ -85,6 +85,7 @@ from gbxcule.backends.checks import (
 from gbxcule.core.actions import get_codec, validate_actions
 from gbxcule.core.dmg import POST_BOOT_PC
 from gbxcule.core.step_end import StepEnd
+from gbxcule.core.symbols import SymbolTable, symbols_beside
 
 PYBOY_VERSION = "2.8.1"
 # Shade index -> RGB. Grey, so every channel alone identifies the shade.
@@ -330,6 +331,11 @@ class PyBoySingleBackend:
         self.step_end: StepEnd | None = None
         self._frames = np.zeros(num_envs, dtype=np.int64)
         self.reset()
+
+    @functools.cached_property
+    def symbols(self) -> SymbolTable:
+        """The ``.sym`` file beside the ROM: task reads by symbol, as on the Warp backends."""
+        return symbols_beside(self.rom_path)
 
     def reset(self, seed: int | None = None) -> None:
         """Every env to the post-boot snapshot (PC=0x0100). PyBoy is deterministic: ``seed`` is unused."""

@@ -9,6 +9,7 @@ re-raised in the caller with their original type.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing as mp
 import os
 import weakref
@@ -31,6 +32,7 @@ from gbxcule.backends.pyboy_backend import (
     require_pyboy_version,
 )
 from gbxcule.core.actions import get_codec, validate_actions
+from gbxcule.core.symbols import SymbolTable, symbols_beside
 
 _COMMANDS = frozenset(
     {
@@ -172,6 +174,11 @@ class PyBoyVecMpBackend:
         except BaseException:
             self.close()
             raise
+
+    @functools.cached_property
+    def symbols(self) -> SymbolTable:
+        """The ``.sym`` file beside the ROM: task reads by symbol, as on the Warp backends."""
+        return symbols_beside(self.rom_path)
 
     def _gather(self, workers: Any) -> list[Any]:
         results, error = [], None

@@ -47,7 +47,7 @@ from gbxcule.backends.start_states import StartStateCache, StartStateError
 from gbxcule.backends.warp_base import MBC_KIND, field_view
 from gbxcule.core.savestate import rom_sha256, save_snapshot, write_pyboy_state
 from gbxcule.core.state_source import read_state_source
-from gbxcule.core.symbols import SymbolTable
+from gbxcule.core.symbols import SymbolTable, symbols_beside
 from gbxcule.kernels.serial import serial_bytes
 
 
@@ -310,14 +310,7 @@ class TrainingApiMixin:
     def symbols(self) -> SymbolTable:
         """The ``.sym`` file: ``sym_path=``, else the ROM's path with ``.sym``."""
         if self._symbols is None:
-            path = self.sym_path or self.rom_path.with_suffix(".sym")
-            if not path.is_file():
-                raise FileNotFoundError(
-                    f"no symbol file at {path}; pass sym_path= to the backend"
-                    if self.sym_path
-                    else f"no symbol file next to the ROM ({path}); pass sym_path= to the backend"
-                )
-            self._symbols = SymbolTable.load(path)
+            self._symbols = symbols_beside(self.rom_path, self.sym_path)
         return self._symbols
 
     def symbol(self, name: str) -> int:

@@ -12,6 +12,7 @@ import os
 import sys
 
 from gbxcule.cli.command import EXIT_FAILED, EXIT_OK, UsageError
+from gbxcule.tasks.load import BUILTIN
 
 HELP = "train a PPO policy on a task (run dir with metrics, checkpoints, curve, eval GIF)"
 
@@ -20,8 +21,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--task",
         default="demo-coins",
-        help="a built-in task (demo-coins), a task file path/to/task.py[:NAME] or a module "
-        "package.mod:NAME (default demo-coins)",
+        help=f"a built-in task ({', '.join(BUILTIN)}), a task file path/to/task.py[:NAME] "
+        "or a module package.mod:NAME (default demo-coins)",
     )
     p.add_argument("--rom", default=None, help="ROM file (default: the task's)")
     p.add_argument("--state", default=None, help="start state file (default: the task's)")

@@ -93,3 +93,15 @@ def format_sym(addresses: Mapping[str, int], banks: Mapping[str, int]) -> str:
     """A ``.sym`` file of the labels in ``banks`` (e.g. ``Program.label_banks``), sorted."""
     rows = sorted((banks[name], addresses[name], name) for name in banks)
     return "".join(f"{bank:02X}:{addr:04X} {name}\n" for bank, addr, name in rows)
+
+
+def symbols_beside(rom_path: str | Path, sym_path: str | Path | None = None) -> SymbolTable:
+    """The ``.sym`` file of a ROM: ``sym_path``, else the ROM's path with ``.sym``."""
+    path = Path(sym_path) if sym_path is not None else Path(rom_path).with_suffix(".sym")
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no symbol file at {path}; pass sym_path= to the backend"
+            if sym_path is not None
+            else f"no symbol file next to the ROM ({path}); pass sym_path= to the backend"
+        )
+    return SymbolTable.load(path)

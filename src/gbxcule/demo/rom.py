@@ -9,6 +9,7 @@ from pathlib import Path
 from gbxcule.asm import assemble, build_rom
 from gbxcule.core.symbols import format_sym
 from gbxcule.demo.asm import game_source
+from gbxcule.files import cached_rom
 
 TITLE = "GBXCULE DEMO"
 
@@ -28,6 +29,4 @@ def demo_sym_text() -> str:
 
 def demo_rom_path() -> Path:
     """The demo's ROM file with its ``.sym`` beside it, in a cache dir keyed by its hash."""
-    from gbxcule.games import bundled_rom_path
-
-    return bundled_rom_path("demo")
+    return cached_rom(demo_rom_bytes(), demo_sym_text(), "demo")

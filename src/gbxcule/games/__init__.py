@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gbxcule.demo import game as demo
-from gbxcule.files import cached_file, write_atomic
+from gbxcule.files import GAMES_FOLDER, cached_rom, write_atomic
 from gbxcule.games.quest import layout as quest
 
 BUNDLED_PREFIX = "bundled:"
@@ -28,6 +28,8 @@ class BundledGame:
     layout: str  # the module documenting its RAM layout and rules
     # what `gbxcule demo` prints per env: name -> (address, bytes, "u" little-endian | "bcd")
     status: dict[str, tuple[int, int, str]]
+    # its named start states: (names, make(rom bytes, name) -> PyBoy savestate bytes)
+    starts: tuple[Callable[[], tuple[str, ...]], Callable[[bytes, str], bytes]] | None = None
 
     def read_status(self, read_memory: Callable[[int, int], bytes]) -> dict[str, int]:
         """The ``status`` values, given ``read_memory(lo, hi)`` of one env."""
@@ -65,6 +67,18 @@ def _quest_sym() -> str:
     return quest_sym_text()
 
 
+def _quest_start_names() -> tuple[str, ...]:
+    from gbxcule.games.quest.starts import start_names
+
+    return start_names()
+
+
+def _quest_make_start(rom: bytes, name: str) -> bytes:
+    from gbxcule.games.quest.starts import make_start
+
+    return make_start(rom, name)
+
+
 GAMES = {
     "demo": BundledGame(
         "demo",
@@ -93,6 +107,7 @@ GAMES = {
             "lives": (quest.W_LIVES, 1, "u"),
             "ticks": (quest.W_FRAME, 2, "u"),
         },
+        (_quest_start_names, _quest_make_start),
     ),
 }
 DEFAULT_GAME = "demo"
@@ -108,12 +123,39 @@ def bundled_game(name: str) -> BundledGame:
 def bundled_rom_path(name: str = DEFAULT_GAME) -> Path:
     """The game's ROM file, with its ``.sym`` file beside it (both written when missing)."""
     game = bundled_game(name)
-    path = cached_file(game.rom(), "gbxcule-games", name, ".gb")
-    sym = path.with_suffix(".sym")
-    text = game.sym().encode()
-    if not sym.is_file() or sym.read_bytes() != text:
-        write_atomic(sym, text)
+    return cached_rom(game.rom(), game.sym(), name)
+
+
+def bundled_start_path(ref: str) -> Path:
+    """The start state ``"GAME/NAME"`` (a task's ``starts`` entry ``"bundled:quest/play"``
+    without its prefix): a PyBoy savestate made on first use, cached beside the ROM under
+    the ROM's hash."""
+    game_name, _, start = ref.partition("/")
+    game = bundled_game(game_name)
+    if game.starts is None:
+        raise ValueError(f"bundled game {game_name!r} has no named start states")
+    names, make = game.starts
+    if start not in names():
+        raise ValueError(
+            f"bundled game {game_name!r} has no start {start!r}; its starts: {', '.join(names())}"
+        )
+    rom = bundled_rom_path(game_name)
+    path = rom.with_name(f"{rom.stem}_{start}.state")
+    if not path.is_file():
+        write_atomic(path, make(rom.read_bytes(), start))
     return path
+
+
+def is_bundled_start(state: Path, rom: Path) -> bool:
+    """Whether ``state`` is a bundled start made here for exactly ``rom`` (its name carries
+    the ROM's hash): nothing about it is left to check."""
+    state, rom = Path(state).resolve(), Path(rom).resolve()
+    return (
+        rom.parent.name == GAMES_FOLDER
+        and state.parent == rom.parent
+        and state.suffix == ".state"
+        and state.name.startswith(rom.stem + "_")
+    )
 
 
 def bundled_name(rom: str | Path | None) -> str | None:

@@ -29,7 +29,13 @@ from typing import Any
 from gbxcule.tasks.task import Task, TaskError
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
-BUILTIN = {"demo-coins": "demo_coins.py"}
+BUILTIN = {  # name -> file[:variable]
+    "demo-coins": "demo_coins.py",
+    "quest-score": "quest.py:SCORE",
+    "quest-score-random": "quest.py:SCORE_RANDOM",
+    "quest-explore": "quest.py:EXPLORE",
+    "quest-explore-random": "quest.py:EXPLORE_RANDOM",
+}
 DEFAULT_VARIABLE = "TASK"
 RUN_TASK_FILE = "task.py"
 RUN_TASK_RECORD = "task.json"
@@ -92,7 +98,8 @@ def load_task(ref: str | Task, *, base_dir: str | Path | None = None) -> Task:
         raise TaskError(f"a task is a name, a task file or a module, got {ref!r}")
     target, variable = _split(ref)
     if target in BUILTIN:
-        path = BUILTIN_DIR / BUILTIN[target]
+        file, _, var = BUILTIN[target].partition(":")
+        path, variable = BUILTIN_DIR / file, var or variable
     elif target.endswith(".py") or Path(target).is_file():
         path = Path(target).expanduser().resolve()
         if not path.is_file():

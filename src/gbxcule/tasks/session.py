@@ -85,11 +85,12 @@ def _note_unverifiable_starts(paths: list[Path], datas: list[bytes], backend: An
     (``core/pyboy_state_io.py``); one of another game with this ROM's layout loads, and
     starts episodes in nonsense, so the user is told what could not be checked."""
     from gbxcule.core.snapshot import SNAPSHOT_MAGIC
+    from gbxcule.games import is_bundled_start
 
     rom = Path(getattr(backend, "rom_path", "") or "")
     for path, data in zip(paths, datas, strict=True):
         key = (str(path.resolve()), str(rom))
-        if data.startswith(SNAPSHOT_MAGIC) or key in _NOTED:
+        if data.startswith(SNAPSHOT_MAGIC) or key in _NOTED or is_bundled_start(path, rom):
             continue  # our snapshots carry their ROM's sha256 and are checked on load
         _NOTED.add(key)
         warnings.warn(

@@ -218,9 +218,22 @@ class Task:
             raise TaskError(f"task {self.name!r} rom: {exc}") from None
 
     def start_paths(self, override: str | Path | None = None) -> list[Path]:
+        """The start states: ``override``, else the task's: paths, or ``"bundled:GAME/NAME"``
+        (a bundled game's named start, made on first use: :mod:`gbxcule.games`)."""
+        from gbxcule.games import BUNDLED_PREFIX, bundled_start_path
+
         if override is not None:
             return [Path(override)]
-        return [self.path(p) for p in self.starts]
+        out = []
+        for p in self.starts:
+            if isinstance(p, str) and p.startswith(BUNDLED_PREFIX):
+                try:
+                    out.append(bundled_start_path(p[len(BUNDLED_PREFIX) :]))
+                except ValueError as exc:
+                    raise TaskError(f"task {self.name!r} starts: {exc}") from None
+            else:
+                out.append(self.path(p))
+        return out
 
 
 def _positive_int(name: str, value: Any) -> int:

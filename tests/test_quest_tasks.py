@@ -1,0 +1,95 @@
+"""Quest's built-in tasks: their start states (made on first use), reads by symbol, and the
+same rewards and ends on ours and on PyBoy from those starts."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from gbxcule.games import bundled_rom_path, bundled_start_path
+from gbxcule.games.quest import layout as L
+from gbxcule.tasks.load import BUILTIN, load_task
+from gbxcule.tasks.task import Task, TaskError
+
+pytestmark = pytest.mark.api
+
+QUEST_TASKS = sorted(name for name in BUILTIN if name.startswith("quest-"))
+
+
+def _state_ram(path) -> dict[str, int]:
+    from gbxcule.backends.pyboy_backend import PyBoySingleBackend
+
+    with PyBoySingleBackend(bundled_rom_path("quest"), num_envs=1) as b:
+        b.reset(0)
+        b.load_state(str(path))
+        mem = b.read_memory(0, L.W_MODE, L.W_FLAGS)
+    at = {k: int(mem[v - L.W_MODE]) for k, v in
+          {"mode": L.W_MODE, "map": L.W_MAP, "x": L.W_PLAYER_X, "y": L.W_PLAYER_Y,
+           "lives": L.W_LIVES, "rng": L.W_RNG}.items()}  # fmt: skip
+    return at
+
+
+def test_every_quest_task_loads_with_its_starts_and_symbols():
+    assert QUEST_TASKS == [
+        "quest-explore",
+        "quest-explore-random",
+        "quest-score",
+        "quest-score-random",
+    ]
+    for name in QUEST_TASKS:
+        task = load_task(name)
+        assert task.rom_path() == bundled_rom_path("quest")
+        assert all(p.is_file() for p in task.start_paths())
+        assert task.max_steps == 1000
+    play = _state_ram(bundled_start_path("quest/play"))
+    assert play == {**play, "mode": L.MODE_PLAY, "map": 0, "x": 15, "y": 15, "lives": 3}
+    starts = [_state_ram(bundled_start_path(f"quest/random-{k}")) for k in range(12)]
+    assert all(s["mode"] == L.MODE_PLAY and s["lives"] == 3 for s in starts)
+    assert len({(s["map"], s["x"], s["y"]) for s in starts}) >= 8
+    assert len({s["rng"] for s in starts}) >= 8  # START on other frames: other games
+
+
+def test_bad_bundled_names_are_refused_by_name():
+    reads = load_task("quest-score").reads
+    with pytest.raises(TaskError, match="no bundled game 'zelda'; bundled games: demo, quest"):
+        Task(name="t", rom="bundled:zelda", reads=reads, reward={"s": "score"})
+    bad = Task(name="t", rom="bundled:quest", starts=["bundled:quest/castle"], reads=reads,
+               reward={"s": "score"})  # fmt: skip
+    with pytest.raises(TaskError, match="no start 'castle'; its starts: play, random-0"):
+        bad.start_paths()
+
+
+@pytest.mark.parametrize("name", ["quest-score-random", "quest-explore"])
+def test_quest_tasks_reward_and_end_alike_on_ours_and_pyboy(name):
+    """TaskSession on ours and on PyBoy worker processes: the same rewards, per-term and
+    total, the same game-over ends, over 120 random steps of 3 envs (no start warning)."""
+    from gbxcule.tasks.session import TaskSession, make_task_backend
+
+    task = load_task(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sessions = [
+            TaskSession(task, make_task_backend(task, 3, kind=kind, **kw), seed=9)
+            for kind, kw in (("warp", {"threads": 1}), ("pyboy-mp", {"num_workers": 2}))
+        ]
+    try:
+        for s in sessions:
+            s.start()
+        rng = np.random.default_rng(4)
+        total, ends = torch.zeros(3), 0
+        for _ in range(120):
+            acts = torch.as_tensor(rng.integers(0, 5, 3))
+            (r0, t0, u0), (r1, t1, u1) = (s.step(acts) for s in sessions)
+            assert r0.tolist() == pytest.approx(r1.tolist())
+            assert t0.tolist() == t1.tolist() and u0.tolist() == u1.tolist()
+            total += r0
+            ends += int(t0.sum())
+            for s in sessions:
+                s.reset_envs(t0 | u0)
+        assert float(total.sum()) > 0
+    finally:
+        for s in sessions:
+            s.close()
