@@ -345,7 +345,9 @@ def write_plot(rows: list[dict], out_dir: Path) -> Path | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--roms", default="demo,busy,game", help="comma list: demo, busy, game, paths")
+    ap.add_argument(
+        "--roms", default="demo,quest,busy,game", help="comma list: demo, quest, busy, game, paths"
+    )
     ap.add_argument("--envs", type=int, default=256)
     ap.add_argument("--steps", type=int, default=2, help="measured steps per ROM")
     ap.add_argument("--warmup", type=int, default=10, help="plain steps before the trace")

@@ -1,13 +1,13 @@
 """Issue #33's goals, read off a GPU session's results: met, missed or not measured.
 
 The goals (one H100): at least 250,000 env-steps/s at 16,384 envs or more on the demo
-game with random inputs; at least 100,000 on the busy ROM and on the second game (until
-that game is bundled, #31, the game-like bench ROM stands in, named so); steps/s flat from 16k to
+game with random inputs; at least 100,000 on the busy ROM and on the second game (quest,
+:mod:`gbxcule.games.quest`); steps/s flat from 16k to
 65k envs (here: 65,536 envs keep at least 90 % of 16,384's); pixels at most 10 % of a
 step; end-to-end async PPO at least 100,000 SPS with overlap efficiency above 1.3.
 
 Reads, under ``--root`` (``tools/gpu_session.sh``'s layout): ``sweep-demo/``,
-``sweep-busy/`` and ``sweep-game/`` (``bench.sweep`` rows; warp-cuda, medians over repeats), ``render/``
+``sweep-busy/`` and ``sweep-quest/`` (``bench.sweep`` rows; warp-cuda, medians over repeats), ``render/``
 (``bench.render_cost`` rows on CUDA), ``rl/`` (``bench.rl_sweep`` rows) and, for a
 reference line, ``cpu-demo/`` and ``cpu-busy/`` (warp-cpu on the same machine). Writes
 ``goals.md`` there and prints it. A goal is *met* or *missed* only on rows that exist;
@@ -161,10 +161,10 @@ def against_cpu(rom: str, cuda: dict[tuple[str, int], float], rows: list[dict]) 
 def goals(root: Path) -> tuple[list[list], str]:
     demo = cuda_medians(_rows(root / "sweep-demo" / "results.jsonl"))
     busy = cuda_medians(_rows(root / "sweep-busy" / "results.jsonl"))
-    game = cuda_medians(_rows(root / "sweep-game" / "results.jsonl"))
+    quest = cuda_medians(_rows(root / "sweep-quest" / "results.jsonl"))
     table = throughput_goals("demo game", demo, DEMO_SPS)
     table += throughput_goals("busy ROM", busy, BUSY_SPS)
-    table += throughput_goals("game-like ROM (second game's stand-in)", game, BUSY_SPS)
+    table += throughput_goals("quest (the second game)", quest, BUSY_SPS)
     table += pixel_goals(_rows(root / "render" / "results.jsonl"), demo)
     table += ppo_goal(_rows(root / "rl" / "results.jsonl"))
     for rom, cuda in (("demo", demo), ("busy", busy)):
@@ -172,7 +172,7 @@ def goals(root: Path) -> tuple[list[list], str]:
     devices = sorted(
         {
             r.get("device", "?")
-            for rom in ("demo", "busy", "game")
+            for rom in ("demo", "busy", "quest", "game")
             for r in _rows(root / f"sweep-{rom}" / "results.jsonl")
             if r.get("backend") == "warp-cuda"
         }

@@ -16,7 +16,7 @@ Its CSV (``--page details``) is parsed into ``results.jsonl`` (every metric of t
 launch) and ``summary.md`` (the ones the issue names, beside the estimates); the raw
 CSV is kept as ``ncu-<rom>-<envs>.csv``.
 
-Usage: python -m bench.ncu_step [--envs 16384] [--rom demo|busy|game] [--out DIR]
+Usage: python -m bench.ncu_step [--envs 16384] [--rom demo|quest|busy|game] [--out DIR]
        python -m bench.ncu_step --parse FILE.csv   (re-read a kept CSV)
 """
 
@@ -184,7 +184,7 @@ def write_summary(out: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--envs", type=int, default=16384)
-    ap.add_argument("--rom", default="demo", choices=("demo", "busy", "game"))
+    ap.add_argument("--rom", default="demo", choices=("demo", "quest", "busy", "game"))
     ap.add_argument("--out", type=Path, default=RESULTS_DIR)
     ap.add_argument("--parse", type=Path, default=None, help="print a kept CSV's summary")
     args = ap.parse_args(argv)

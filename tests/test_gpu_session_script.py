@@ -133,7 +133,7 @@ def test_dry_run_runs_every_phase_on_the_cpu(tmp_path):
     assert packed == [f"gpu-{p}.tar.gz" for p in ("goals", "profile", "rl", "sweep")]
     with tarfile.open(tmp_path / "out" / "gpu-sweep.tar.gz") as tar:
         names = set(tar.getnames())
-    for folder in ("sweep-demo", "sweep-busy", "sweep-game"):
+    for folder in ("sweep-demo", "sweep-busy", "sweep-quest", "sweep-game"):
         assert f"./{folder}/summary.md" in names
     with tarfile.open(tmp_path / "out" / "gpu-profile.tar.gz") as tar:
         names = set(tar.getnames())

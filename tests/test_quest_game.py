@@ -192,3 +192,33 @@ def test_pixels_camera_and_packed2_every_step(tmp_path):
         release_after_frames=8,
     )
     assert compared > 0
+
+
+LONG_STEPS = 2_000  # x 24 frames
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 103))
+def test_soak_lockstep_from_the_title(seed):
+    """2,000 steps x 24 frames from the title, three seeds: registers, T-cycles, all RAM."""
+    assert_lockstep(quest_rom_bytes(), LONG_STEPS, random_masks(seed, LONG_STEPS), 24, 8)
+
+
+@pytest.mark.slow
+def test_soak_lockstep_with_stock_pyboy():
+    cfg = LockstepConfig(
+        ref="pyboy-stock", steps=LONG_STEPS, codec="buttons", boot="pyboy", compare_frames=True
+    )
+    masks = random_masks(200, LONG_STEPS)[:, None]
+    result = run_lockstep(bundled_rom_path("quest"), masks, cfg, bundle_root=None)
+    assert result.ok, result.diffs
+
+
+@pytest.mark.slow
+def test_soak_pixels_camera_and_packed2(tmp_path):
+    inputs = np.stack([random_masks(300, LONG_STEPS), random_masks(301, LONG_STEPS)], axis=1)
+    compared = run_side_by_side(
+        tmp_path, quest_rom_bytes(), "quest_soak", lambda oracle: True, inputs,
+        frames_per_step=24, release_after_frames=8,
+    )  # fmt: skip
+    assert compared > 0

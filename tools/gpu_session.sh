@@ -20,10 +20,10 @@ PLAN='
 # Phase caps (seconds), sized on the first H100 session (2026-11-27, history/gpu-parity.md):
 # install 40; parity 150 (every golden on one env 80, the API/pixels/RL/env tests 40,
 # 1,024-env batches 30: the strongest first, about 4 s each, so a session covers a few);
-# sweep 140 (demo 35 and busy ROM 45 at 1,024 / 16,384 / 65,536 envs, render off and
-# packed2; the game-like ROM 60, render off, 5 steps: 20x slower a step); rl 95 (u8 vs
-# packed2, sync vs async, 4,096 and 16,384 envs, 16-step rollouts); profile 110 (Nsight
-# Compute on one step, demo 40 and game-like ROM 30; render cost 15; block_dim 64 against
+# sweep 140 (demo 35, busy ROM 40 and quest, the second game, 40 at 1,024 / 16,384 /
+# 65,536 envs, render off and packed2; the game-like ROM 25, render off, 5 steps: 20x slower
+# a step); rl 95 (u8 vs packed2, sync vs async, 4,096 and 16,384 envs, 16-step rollouts);
+# profile 110 (Nsight Compute on one step, demo 40 and quest 30; render cost 15; block_dim 64 against
 # 256, 25); goals 5. Launch gaps (bench.launch_gaps) are left out: a step's kernel runs for
 # 150 ms and more, so microseconds between launches do not show.
 #
@@ -58,11 +58,11 @@ export GBXCULE_GPU_REPORT=$RES/parity
 mkdir -p "$OUT" "$RES/parity"
 
 if [ -n "${GBX_DRY_RUN:-}" ]; then
-  BK=warp-cpu DEV=cpu STEPS=2 SIZES=2,4 BIG=4 BIGGEST=8 RL=4,8 NCU=4 NCU_GAME=2 SCALE=4
+  BK=warp-cpu DEV=cpu STEPS=2 SIZES=2,4 BIG=4 BIGGEST=8 RL=4,8 NCU=4 SCALE=4
   KNOB=shapes  # block64 is CUDA's alone; the dry run checks the same command with another knob
 else
   BK=warp-cuda DEV=cuda STEPS=10 SIZES=1024,16384,65536 BIG=16384 BIGGEST=65536
-  RL=4096,16384 NCU=16384 NCU_GAME=1024 SCALE=1 KNOB=block64
+  RL=4096,16384 NCU=16384 SCALE=1 KNOB=block64
   export WARP_CACHE_PATH=/tmp/gbx-cache  # the CUBINs built here (tools/gpu_precompile.py)
 fi
 
@@ -165,14 +165,17 @@ run_phase() {
       ;;
     sweep)
       need_warp
-      for rom_cap in demo:35 busy:45; do
-        rom=${rom_cap%:*} cap=${rom_cap#*:}
-        capped "$cap" python3 -m bench.sweep --steps "$STEPS" --backends "$BK" --rom "$rom" \
-          --envs "$SIZES" --render off,packed2 --budget-s "$(budget "$cap")" \
-          --out "$RES/sweep-$rom" || failed=1
-      done
-      capped 60 python3 -m bench.sweep --steps 5 --backends "$BK" --rom game --envs "$SIZES" \
-        --render off --budget-s "$(budget 60)" --out "$RES/sweep-game" || failed=1
+      capped 35 python3 -m bench.sweep --steps "$STEPS" --backends "$BK" --rom demo \
+        --envs "$SIZES" --render off,packed2 --budget-s "$(budget 35)" \
+        --out "$RES/sweep-demo" || failed=1
+      capped 40 python3 -m bench.sweep --steps "$STEPS" --backends "$BK" --rom busy \
+        --envs "$SIZES" --render off,packed2 --budget-s "$(budget 40)" \
+        --out "$RES/sweep-busy" || failed=1
+      capped 40 python3 -m bench.sweep --steps "$STEPS" --backends "$BK" --rom quest \
+        --envs "$SIZES" --render off,packed2 --budget-s "$(budget 40)" \
+        --out "$RES/sweep-quest" || failed=1
+      capped 25 python3 -m bench.sweep --steps 5 --backends "$BK" --rom game --envs "$SIZES" \
+        --render off --budget-s "$(budget 25)" --out "$RES/sweep-game" || failed=1
       ;;
     rl)
       need_warp
@@ -185,7 +188,7 @@ run_phase() {
       # tests/test_ncu_step.py runs the tool against a stand-in ncu)
       if [ -z "${GBX_DRY_RUN:-}" ]; then
         capped 40 python3 -m bench.ncu_step --rom demo --envs "$NCU" --out "$RES/ncu" || true
-        capped 30 python3 -m bench.ncu_step --rom game --envs "$NCU_GAME" --out "$RES/ncu" || true
+        capped 30 python3 -m bench.ncu_step --rom quest --envs "$NCU" --out "$RES/ncu" || true
       fi
       capped 15 python3 -m bench.render_cost --device "$DEV" --envs "$BIG" --out "$RES/render" \
         --label "$( (nvidia-smi --query-gpu=name --format=csv,noheader || echo dry run) | head -1)" \

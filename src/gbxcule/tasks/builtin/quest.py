@@ -4,7 +4,7 @@ writes a task for their own game: reads by the symbols of its ``.sym`` file.
 quest-score          the score (4 BCD digits, a byte at a time) as progress; game over ends
                      the episode; from the state at the start of play
 quest-score-random   the same from 12 starts at other places, maps and generator states
-quest-explore        new (map, x, y) cells and new event flags (places, gems, slimes met);
+quest-explore        new (map, x, y) cells and new event flags (places reached, gems taken);
                      1,000-step episodes, game over ends one; from the start of play
 quest-explore-random the same from the 12 random starts
 """
@@ -23,7 +23,8 @@ READS = {
     "map": U8("wMap"),
     "x": U8("wPlayerX"),
     "y": U8("wPlayerY"),
-    "flags": BitCount("wFlags", layout.NUM_FLAGS // 8),
+    # places reached and gem slots taken (flags 0-87); the slimes met (88-127) cost lives
+    "flags": BitCount("wFlags", layout.FLAG_ENEMIES // 8),
 }
 FEATURES = {"map": 1 / 4, "x": 1 / 32, "y": 1 / 32}
 
