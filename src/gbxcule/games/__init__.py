@@ -20,16 +20,23 @@ BUNDLED_PREFIX = "bundled:"
 
 
 @dataclass(frozen=True)
+class StartStates:
+    """A game's named start states, made on first use."""
+
+    names: Callable[[], tuple[str, ...]]
+    make: Callable[[bytes, str], bytes]  # (ROM bytes, name) -> a PyBoy savestate
+    recipe: int  # bumped when ``make`` changes: cached states of another recipe are not used
+
+
+@dataclass(frozen=True)
 class BundledGame:
     name: str
     summary: str
     rom: Callable[[], bytes]
     sym: Callable[[], str]
-    layout: str  # the module documenting its RAM layout and rules
     # what `gbxcule demo` prints per env: name -> (address, bytes, "u" little-endian | "bcd")
     status: dict[str, tuple[int, int, str]]
-    # its named start states: (names, make(rom bytes, name) -> PyBoy savestate bytes)
-    starts: tuple[Callable[[], tuple[str, ...]], Callable[[bytes, str], bytes]] | None = None
+    starts: StartStates | None = None
 
     def read_status(self, read_memory: Callable[[int, int], bytes]) -> dict[str, int]:
         """The ``status`` values, given ``read_memory(lo, hi)`` of one env."""
@@ -85,7 +92,6 @@ GAMES = {
         "collect coins on one scrolling map (32 KiB)",
         _demo_rom,
         _demo_sym,
-        "gbxcule.demo.game",
         {
             "score": (demo.W_SCORE, 2, "u"),
             "x": (demo.W_PLAYER_X, 1, "u"),
@@ -98,7 +104,6 @@ GAMES = {
         "title, 4 maps with doors, slimes, gems, lives, music, battery save (MBC1, 128 KiB)",
         _quest_rom,
         _quest_sym,
-        "gbxcule.games.quest.layout",
         {
             "score": (quest.W_SCORE, 2, "bcd"),
             "map": (quest.W_MAP, 1, "u"),
@@ -107,7 +112,7 @@ GAMES = {
             "lives": (quest.W_LIVES, 1, "u"),
             "ticks": (quest.W_FRAME, 2, "u"),
         },
-        (_quest_start_names, _quest_make_start),
+        StartStates(_quest_start_names, _quest_make_start, recipe=1),
     ),
 }
 DEFAULT_GAME = "demo"
@@ -134,15 +139,15 @@ def bundled_start_path(ref: str) -> Path:
     game = bundled_game(game_name)
     if game.starts is None:
         raise ValueError(f"bundled game {game_name!r} has no named start states")
-    names, make = game.starts
-    if start not in names():
+    names = game.starts.names()
+    if start not in names:
         raise ValueError(
-            f"bundled game {game_name!r} has no start {start!r}; its starts: {', '.join(names())}"
+            f"bundled game {game_name!r} has no start {start!r}; its starts: {', '.join(names)}"
         )
     rom = bundled_rom_path(game_name)
-    path = rom.with_name(f"{rom.stem}_{start}.state")
+    path = rom.with_name(f"{rom.stem}_{start}_r{game.starts.recipe}.state")
     if not path.is_file():
-        write_atomic(path, make(rom.read_bytes(), start))
+        write_atomic(path, game.starts.make(rom.read_bytes(), start))
     return path
 
 
