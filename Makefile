@@ -30,7 +30,7 @@ roms: setup
 
 # The CPU gates: fast, representative slice (slow soaks and GPU tests excluded).
 test: roms
-	$(PYTEST) -q -m "not slow and not gpu" -n 2 tests
+	$(PYTEST) -q -m "not slow and not gpu" -n 2 --dist loadgroup tests
 
 # Soak: the PyBoy comparisons of `make test`, much longer (tests/test_soak.py).
 test-slow: roms

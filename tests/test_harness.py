@@ -162,6 +162,17 @@ def _suite() -> list[RomSpec]:
     return all_roms() or [_self_check_spec()]
 
 
+def _one_per_tag() -> list[RomSpec]:
+    """The first suite ROM of each tag: every kind of ROM once (every ROM is compared with
+    PyBoy by our backend in test_emu_timing_lockstep.py, which a PyBoy that disagreed with
+    itself would fail too)."""
+    picked: dict[str, RomSpec] = {}
+    for spec in _suite():
+        for tag in spec.tags or ("untagged",):
+            picked.setdefault(tag, spec)
+    return list({s.name: s for s in picked.values()}.values())
+
+
 def _self_check_spec() -> RomSpec:
     def check(backend, env):
         assert backend.serial_output(env) == b"Passed\n", backend.serial_output(env)
@@ -181,8 +192,8 @@ def _self_check_spec() -> RomSpec:
     )
 
 
-@pytest.mark.parametrize("spec", _suite(), ids=lambda s: s.name)
-def test_pyboy_vs_pyboy_agrees_on_every_suite_rom(spec: RomSpec, tmp_path) -> None:
+@pytest.mark.parametrize("spec", _one_per_tag(), ids=lambda s: s.name)
+def test_pyboy_vs_pyboy_agrees_on_every_kind_of_suite_rom(spec: RomSpec, tmp_path) -> None:
     cfg = spec_runner.spec_config(spec, "pyboy", "pyboy")
     result = run_lockstep(
         spec_runner.spec_rom_file(spec), spec_runner.spec_actions(spec), cfg, bundle_root=tmp_path

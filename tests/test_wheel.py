@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.tooling
+pytestmark = [pytest.mark.tooling, pytest.mark.xdist_group("wheel")]  # one wheel build
 
 REPO = Path(__file__).resolve().parents[1]
 

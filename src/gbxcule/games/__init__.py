@@ -24,7 +24,7 @@ class StartStates:
     """A game's named start states, made on first use."""
 
     names: Callable[[], tuple[str, ...]]
-    make: Callable[[bytes, str], bytes]  # (ROM bytes, name) -> a PyBoy savestate
+    make: Callable[[bytes, list[str]], dict[str, bytes]]  # (ROM, names) -> PyBoy savestates
     recipe: int  # bumped when ``make`` changes: cached states of another recipe are not used
 
 
@@ -80,10 +80,10 @@ def _quest_start_names() -> tuple[str, ...]:
     return start_names()
 
 
-def _quest_make_start(rom: bytes, name: str) -> bytes:
-    from gbxcule.games.quest.starts import make_start
+def _quest_make_starts(rom: bytes, names: list[str]) -> dict[str, bytes]:
+    from gbxcule.games.quest.starts import make_starts
 
-    return make_start(rom, name)
+    return make_starts(rom, names)
 
 
 GAMES = {
@@ -112,7 +112,7 @@ GAMES = {
             "lives": (quest.W_LIVES, 1, "u"),
             "ticks": (quest.W_FRAME, 2, "u"),
         },
-        StartStates(_quest_start_names, _quest_make_start, recipe=1),
+        StartStates(_quest_start_names, _quest_make_starts, recipe=1),
     ),
 }
 DEFAULT_GAME = "demo"
@@ -145,10 +145,15 @@ def bundled_start_path(ref: str) -> Path:
             f"bundled game {game_name!r} has no start {start!r}; its starts: {', '.join(names)}"
         )
     rom = bundled_rom_path(game_name)
-    path = rom.with_name(f"{rom.stem}_{start}_r{game.starts.recipe}.state")
-    if not path.is_file():
-        write_atomic(path, game.starts.make(rom.read_bytes(), start))
-    return path
+
+    def path_of(name: str) -> Path:
+        return rom.with_name(f"{rom.stem}_{name}_r{game.starts.recipe}.state")
+
+    if not path_of(start).is_file():  # make every missing one at once: one PyBoy start-up
+        missing = [n for n in names if not path_of(n).is_file()]
+        for name, data in game.starts.make(rom.read_bytes(), missing).items():
+            write_atomic(path_of(name), data)
+    return path_of(start)
 
 
 def is_bundled_start(state: Path, rom: Path) -> bool:

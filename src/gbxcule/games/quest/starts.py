@@ -43,32 +43,48 @@ def _recipe(name: str) -> tuple[int, int | None, int]:
     raise ValueError(f"quest has no start {name!r}; its starts: {', '.join(start_names())}")
 
 
-def make_start(rom: bytes, name: str) -> bytes:
-    """The PyBoy 2.8.1 savestate of start ``name``."""
+def make_starts(rom: bytes, names: list[str]) -> dict[str, bytes]:
+    """The PyBoy 2.8.1 savestates of starts ``names``, made on one PyBoy (each from its
+    power-on state)."""
     from gbxcule.backends.pyboy_backend import make_pyboy
 
-    start_frame, seed, steps = _recipe(name)
+    recipes = {name: _recipe(name) for name in names}
     pyboy = make_pyboy(rom)
     try:
-        pyboy.tick(start_frame, False)
-        pyboy.button("start", 4)
-        for _ in range(30):
-            pyboy.tick(1, False)
-            if pyboy.memory[L.W_MODE] == L.MODE_PLAY:
-                break
-        else:
-            raise RuntimeError("quest did not start play after START")
-        pyboy.tick(2, False)  # the map is on screen
-        best = io.BytesIO()
-        pyboy.save_state(best)
-        rng = np.random.default_rng(seed)
-        for _ in range(steps):
-            pyboy.button(_DIRS[int(rng.integers(4))], 8)
-            pyboy.tick(24, False)
-            if pyboy.memory[L.W_LIVES] < L.START_LIVES or pyboy.memory[L.W_INVULN]:
-                break
-            best = io.BytesIO()
-            pyboy.save_state(best)
-        return best.getvalue()
+        power_on = io.BytesIO()
+        pyboy.save_state(power_on)
+        return {name: _play(pyboy, power_on, *recipe) for name, recipe in recipes.items()}
     finally:
         pyboy.stop(save=False)
+
+
+def _play(pyboy, power_on: io.BytesIO, start_frame: int, seed: int | None, steps: int) -> bytes:
+    dirs = [_DIRS[int(k)] for k in np.random.default_rng(seed).integers(4, size=steps)]
+    kept = _walk(pyboy, power_on, start_frame, dirs)
+    if kept < steps:  # a slime hit the player: replay the walk up to the step before
+        _walk(pyboy, power_on, start_frame, dirs[:kept])
+    out = io.BytesIO()
+    pyboy.save_state(out)  # a save costs ~40 ms: one a start
+    return out.getvalue()
+
+
+def _walk(pyboy, power_on: io.BytesIO, start_frame: int, dirs: list[str]) -> int:
+    """From power-on: START on ``start_frame``, then ``dirs`` (24 frames a step, held 8);
+    the steps taken before the first one that cost a life."""
+    power_on.seek(0)
+    pyboy.load_state(power_on)
+    pyboy.tick(start_frame, False)
+    pyboy.button("start", 4)
+    for _ in range(30):
+        pyboy.tick(1, False)
+        if pyboy.memory[L.W_MODE] == L.MODE_PLAY:
+            break
+    else:
+        raise RuntimeError("quest did not start play after START")
+    pyboy.tick(2, False)  # the map is on screen
+    for k, d in enumerate(dirs):
+        pyboy.button(d, 8)
+        pyboy.tick(24, False)
+        if pyboy.memory[L.W_LIVES] < L.START_LIVES or pyboy.memory[L.W_INVULN]:
+            return k
+    return len(dirs)
