@@ -35,7 +35,7 @@ def evaluate_task(run: Path, episodes: int, pyboy: bool, gif: Path) -> list[dict
     from gbxcule.rl.evaluate import evaluate_episodes
     from gbxcule.rl.l4 import mean_ci
 
-    starts = [str(bundled_start_path(s.split(":", 1)[1])) for s in HELDOUT]
+    starts: list[str | Path] = [str(bundled_start_path(s.split(":", 1)[1])) for s in HELDOUT]
     rows = []
     runs = [("trained", "warp"), ("random", "warp")] + ([("trained", "pyboy")] if pyboy else [])
     for policy, backend in runs:
@@ -120,7 +120,7 @@ def summary(results: dict[str, dict], args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--minutes", type=float, default=15.0)
     ap.add_argument("--envs", type=int, default=16)
     ap.add_argument("--tasks", default=",".join(TASKS))

@@ -28,7 +28,8 @@ def script() -> list[tuple[str | None, int]]:
     """(screenshot name or None, "buttons" mask) per 16-frame step."""
     east = [DIRS[d] for d in art.route(0, (15, 15), (31, 15))]
     south = [DIRS[d] for d in art.route(1, (1, 15), (15, 31))]
-    steps: list[tuple[str | None, int]] = [(None, 0)] * 5 + [("title", 0)]
+    steps: list[tuple[str | None, int]] = [(None, 0)] * 5
+    steps.append(("title", 0))
     steps += [(None, L.BUTTON_START), (None, 0), ("meadow", 0)]
     steps += [(None, m) for m in east] + [(None, 0), ("forest", 0)]
     steps += [(None, m) for m in south] + [(None, 0), ("beach", 0)]
@@ -36,14 +37,15 @@ def script() -> list[tuple[str | None, int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
     from gbxcule.backends.pyboy_backend import PyBoySingleBackend
     from gbxcule.backends.warp_vec import WarpVecCpuBackend
 
     rom = bundled_rom_path("quest")
-    kw = dict(num_envs=1, frames_per_step=16, release_after_frames=8, action_codec="buttons")
+    kw: dict = {"num_envs": 1, "frames_per_step": 16, "release_after_frames": 8}
+    kw["action_codec"] = "buttons"
     ours, ref = WarpVecCpuBackend(rom, threads=1, **kw), PyBoySingleBackend(rom, **kw)
     shots: dict[str, np.ndarray] = {}
     try:

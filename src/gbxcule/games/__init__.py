@@ -137,9 +137,10 @@ def bundled_start_path(ref: str) -> Path:
     the ROM's hash."""
     game_name, _, start = ref.partition("/")
     game = bundled_game(game_name)
-    if game.starts is None:
+    starts = game.starts
+    if starts is None:
         raise ValueError(f"bundled game {game_name!r} has no named start states")
-    names = game.starts.names()
+    names = starts.names()
     if start not in names:
         raise ValueError(
             f"bundled game {game_name!r} has no start {start!r}; its starts: {', '.join(names)}"
@@ -147,11 +148,11 @@ def bundled_start_path(ref: str) -> Path:
     rom = bundled_rom_path(game_name)
 
     def path_of(name: str) -> Path:
-        return rom.with_name(f"{rom.stem}_{name}_r{game.starts.recipe}.state")
+        return rom.with_name(f"{rom.stem}_{name}_r{starts.recipe}.state")
 
     if not path_of(start).is_file():  # make every missing one at once: one PyBoy start-up
         missing = [n for n in names if not path_of(n).is_file()]
-        for name, data in game.starts.make(rom.read_bytes(), missing).items():
+        for name, data in starts.make(rom.read_bytes(), missing).items():
             write_atomic(path_of(name), data)
     return path_of(start)
 
