@@ -41,7 +41,7 @@ import math
 from pathlib import Path
 
 from gbxcule.asm import build_rom
-from gbxcule.asm.routines import ASM_ROUTINES
+from gbxcule.asm.routines import ASM_ROUTINES, OAM_DMA_ROUTINE
 from gbxcule.files import write_atomic
 
 ROM_BANKS = 8
@@ -662,15 +662,7 @@ VBlankIsr:
     pop af
     reti
 
-DmaRoutine:                 ; copied to HRAM: the CPU may only touch HRAM during DMA
-    ld a, HIGH(wShadowOam)
-    ldh [$46], a
-    ld a, 40
-.wait:
-    dec a
-    jr nz, .wait
-    ret
-DmaRoutineEnd:
+{OAM_DMA_ROUTINE}
 {ASM_ROUTINES}
 
 SECTION "tables", ROM0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gbxcule.asm.routines import ASM_ROUTINES
+from gbxcule.asm.routines import ASM_ROUTINES, OAM_DMA_ROUTINE, XORSHIFT16_RNG
 from gbxcule.demo.game import (
     BAR_LINE,
     BGP,
@@ -158,16 +158,7 @@ VBlankIsr:
     pop af
     reti
 
-; Copied to HRAM: the CPU may only touch HRAM while the 160-byte DMA runs.
-DmaRoutine:
-    ld a, HIGH(wShadowOam)
-    ldh [$46], a
-    ld a, 40
-.wait:
-    dec a
-    jr nz, .wait
-    ret
-DmaRoutineEnd:
+{OAM_DMA_ROUTINE}
 
 ApplyView:
     ld a, [wPlayerX]
@@ -308,32 +299,7 @@ AddScore:
     ld [wScoreBcd + 1], a
     ret
 
-; xorshift16 (7, 9, 8) on wRng; returns B = low byte, C = high byte. Clobbers A, HL.
-Rng:
-    ld a, [wRng]
-    ld l, a
-    ld a, [wRng + 1]
-    ld h, a
-    rra
-    ld a, l
-    rra
-    xor h
-    ld h, a
-    ld a, l
-    rra
-    ld a, h
-    rra
-    xor l
-    ld l, a
-    xor h
-    ld h, a
-    ld a, l
-    ld [wRng], a
-    ld b, a
-    ld a, h
-    ld [wRng + 1], a
-    ld c, a
-    ret
+{XORSHIFT16_RNG}
 
 BuildShadowOam:
     ld hl, wShadowOam

@@ -3,7 +3,7 @@ battery RAM and the small helpers; :mod:`.play` has the play tick, :mod:`.music`
 
 from __future__ import annotations
 
-from gbxcule.asm.routines import ASM_ROUTINES
+from gbxcule.asm.routines import ASM_ROUTINES, OAM_DMA_ROUTINE, XORSHIFT16_RNG
 from gbxcule.games.quest import art
 from gbxcule.games.quest import layout as L
 from gbxcule.games.quest.music import MUSIC_SOURCE, music_bank_source
@@ -76,7 +76,7 @@ SECTION "hram", HRAM[${L.H_DMA:04X}]
 hDma: ds 10
 """
 
-_MAIN = """
+_MAIN = f"""
 SECTION "vblank_vector", ROM0[$0040]
     jp VBlankIsr
 SECTION "stat_vector", ROM0[$0048]
@@ -180,16 +180,7 @@ StatIsr:                    ; LY = HUD_LINE: no sprites over the HUD
     pop af
     reti
 
-; Copied to HRAM: the CPU may only touch HRAM while the 160-byte DMA runs.
-DmaRoutine:
-    ld a, HIGH(wShadowOam)
-    ldh [$46], a
-    ld a, 40
-.wait:
-    dec a
-    jr nz, .wait
-    ret
-DmaRoutineEnd:
+{OAM_DMA_ROUTINE}
 
 SetBank:                    ; A = the ROMX bank to map (kept in wBank)
     ld [wBank], a
@@ -225,32 +216,7 @@ ReadJoypad:
     ldh [$00], a
     ret
 
-; xorshift16 (7, 9, 8) on wRng; returns B = low byte, C = high byte. Clobbers A, HL.
-Rng:
-    ld a, [wRng]
-    ld l, a
-    ld a, [wRng + 1]
-    ld h, a
-    rra
-    ld a, l
-    rra
-    xor h
-    ld h, a
-    ld a, l
-    rra
-    ld a, h
-    rra
-    xor l
-    ld l, a
-    xor h
-    ld h, a
-    ld a, l
-    ld [wRng], a
-    ld b, a
-    ld a, h
-    ld [wRng + 1], a
-    ld c, a
-    ret
+{XORSHIFT16_RNG}
 
 ; wScore += A (BCD), one byte at a time, low byte first; it stops at 9999.
 AddScore:
