@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.roms.suite.ppu_common import Scene, random_tiles, scene_spec, tile_bytes, vram_image
+from bench.roms.suite.ppu_common import Scene, random_tiles, scene_spec, vram_image
 from bench.roms.suite.ppu_reference import PpuRegs
+from gbxcule.asm.tiles import tile_bytes
 
 NO_OBJECTS = bytes(160)
 

@@ -251,21 +251,6 @@ def scene_spec(
 # ---- building VRAM images ----
 
 
-def tile_bytes(rows: list[str]) -> bytes:
-    """16 bytes of a tile from eight strings of eight colour digits '0'..'3'."""
-    if len(rows) != 8 or any(len(r) != 8 or set(r) - set("0123") for r in rows):
-        raise ValueError("a tile is eight rows of eight digits 0..3")
-    out = bytearray()
-    for r in rows:
-        lo = hi = 0
-        for ch in r:
-            c = int(ch)
-            lo = (lo << 1) | (c & 1)
-            hi = (hi << 1) | (c >> 1)
-        out += bytes((lo, hi))
-    return bytes(out)
-
-
 def random_tiles(rng: np.random.Generator, count: int) -> bytes:
     """``count`` tiles of random colour indices (every tile distinct with overwhelming odds)."""
     return rng.integers(0, 256, size=count * 16, dtype=np.uint8).tobytes()

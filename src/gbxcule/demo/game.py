@@ -30,6 +30,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 
+from gbxcule.asm.tiles import glyph_tile, tile_bytes
+
 # ---- documented WRAM (see history/demo-game.md) ----
 W_SHADOW_OAM = 0xC000  # 160 bytes, copied to OAM by DMA every frame
 W_PLAYER_X = 0xC100  # player world X (top-left pixel), 0..255, wraps
@@ -74,41 +76,9 @@ _TILES = {
     TILE_ROCK: "00000000 00022200 00233320 02333332 02333332 00222220 00000000 00000000",
     TILE_BAR: " ".join(["33333333"] * 8),
 }
-# 5x7 glyphs, '#' drawn in colour 0 on the bar's colour 3.
-_GLYPHS = {
-    "0": ".###. #...# #..## #.#.# ##..# #...# .###.",
-    "1": "..#.. .##.. ..#.. ..#.. ..#.. ..#.. .###.",
-    "2": ".###. #...# ....# ...#. ..#.. .#... #####",
-    "3": "####. ....# ....# .###. ....# ....# ####.",
-    "4": "...#. ..##. .#.#. #..#. ##### ...#. ...#.",
-    "5": "##### #.... ####. ....# ....# #...# .###.",
-    "6": ".###. #.... #.... ####. #...# #...# .###.",
-    "7": "##### ....# ...#. ..#.. .#... .#... .#...",
-    "8": ".###. #...# #...# .###. #...# #...# .###.",
-    "9": ".###. #...# #...# .#### ....# ....# .###.",
-    "S": ".#### #.... #.... .###. ....# ....# ####.",
-    "C": ".###. #...# #.... #.... #.... #...# .###.",
-    "O": ".###. #...# #...# #...# #...# #...# .###.",
-    "R": "####. #...# #...# ####. #.#.. #..#. #...#",
-    "E": "##### #.... #.... ####. #.... #.... #####",
-}
-GLYPH_TILES = {ch: TILE_DIGIT0 + i for i, ch in enumerate(_GLYPHS)}
-
-
-def _tile(rows: list[str]) -> bytes:
-    out = bytearray()
-    for row in rows:
-        lo = hi = 0
-        for ch in row:
-            lo, hi = (lo << 1) | (int(ch) & 1), (hi << 1) | (int(ch) >> 1)
-        out += bytes((lo, hi))
-    return bytes(out)
-
-
-def _glyph_tile(glyph: str) -> bytes:
-    rows = [r[:5].ljust(5, ".") for r in glyph.split()]
-    padded = ["." * 8] + ["." + r + ".." for r in rows]
-    return _tile(["".join("0" if c == "#" else "3" for c in r) for r in padded])
+# Glyphs of asm/tiles.py's 5x7 font, drawn in colour 0 on the bar's colour 3.
+GLYPH_CHARS = "0123456789SCORE"
+GLYPH_TILES = {ch: TILE_DIGIT0 + i for i, ch in enumerate(GLYPH_CHARS)}
 
 
 @functools.cache
@@ -116,9 +86,9 @@ def tile_data() -> bytes:
     """Tiles $00..$1F at $8000 (16 bytes each)."""
     data = bytearray(32 * 16)
     for number, rows in _TILES.items():
-        data[16 * number : 16 * number + 16] = _tile(rows.split())
+        data[16 * number : 16 * number + 16] = tile_bytes(rows.split())
     for ch, number in GLYPH_TILES.items():
-        data[16 * number : 16 * number + 16] = _glyph_tile(_GLYPHS[ch])
+        data[16 * number : 16 * number + 16] = glyph_tile(ch, ink="0", paper="3")
     return bytes(data)
 
 
