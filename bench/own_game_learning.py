@@ -72,6 +72,37 @@ def make_starts(rom: Path, out: Path, count: int, seed: int, prefix: str) -> lis
     return names
 
 
+def evaluate_policy(
+    run: Path,
+    policy: str,
+    backend: str,
+    *,
+    episodes: int,
+    starts: list[str | Path],
+    gif: Path | None = None,
+) -> dict:
+    """``episodes`` episodes of ``policy`` ("trained" or "random") on ``backend`` from the
+    held-out ``starts`` (seed 7, so every policy and backend plays the same episodes): the
+    episodes, the mean return with its 95 % CI, the mean length and each term's mean."""
+    from gbxcule.rl.evaluate import evaluate_episodes
+    from gbxcule.rl.l4 import mean_ci
+
+    eps = evaluate_episodes(
+        run, episodes=episodes, backend=backend, seed=7, starts=starts, policy=policy, gif=gif
+    )
+    mean, lo, hi = mean_ci([e["return"] for e in eps])
+    return {
+        "policy": policy,
+        "backend": backend,
+        "episodes": eps,
+        "mean_return": mean,
+        "ci_lo": lo,
+        "ci_hi": hi,
+        "mean_length": statistics.fmean(e["length"] for e in eps),
+        "mean_terms": {k: statistics.fmean(e["terms"][k] for e in eps) for k in eps[0]["terms"]},
+    }
+
+
 def summary(rows: list[dict], run: Path, train_s: float, args: argparse.Namespace) -> str:
     lines = [
         "# Own-game learning run (issue #30)",
@@ -108,8 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     from gbxcule.demo.rom import demo_rom_path
-    from gbxcule.rl.evaluate import evaluate_episodes, plot_learning_curve
-    from gbxcule.rl.l4 import mean_ci
+    from gbxcule.rl.evaluate import plot_learning_curve
     from gbxcule.rl.schemas import TrainConfig
     from gbxcule.rl.train import train
 
@@ -137,28 +167,12 @@ def main(argv: list[str] | None = None) -> int:
     shutil.copyfile(run / "metrics.jsonl", out / "metrics.jsonl")
     train_s = time.perf_counter() - t0
     shutil.copyfile(plot_learning_curve(run), out / "learning_curve.png")
-    starts = [str(out / n) for n in held_out]
+    starts: list[str | Path] = [str(out / n) for n in held_out]
     rows = []
     for policy, backend in (("trained", "warp"), ("random", "warp"), ("trained", "pyboy")):
-        eps = evaluate_episodes(
-            run, episodes=args.episodes, backend=backend, seed=7, starts=starts, policy=policy
-        )
-        returns = [e["return"] for e in eps]
-        mean, lo, hi = mean_ci(returns)
-        rows.append(
-            {
-                "policy": policy,
-                "backend": backend,
-                "episodes": eps,
-                "mean_return": mean,
-                "ci_lo": lo,
-                "ci_hi": hi,
-                "mean_length": statistics.fmean(e["length"] for e in eps),
-                "mean_coins": statistics.fmean(e["terms"]["coins"] for e in eps),
-                "train_minutes": train_s / 60,
-                "run": str(run),
-            }
-        )
+        row = evaluate_policy(run, policy, backend, episodes=args.episodes, starts=starts)
+        row["mean_coins"] = row["mean_terms"]["coins"]
+        rows.append({**row, "train_minutes": train_s / 60, "run": str(run)})
     metrics = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     coins = [m["reward/coins"] for m in metrics[-10:] if m.get("reward/coins") is not None]
     write_atomic(out / "results.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode())

@@ -18,51 +18,34 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import sys
 import time
 from pathlib import Path
 
+from bench.own_game_learning import evaluate_policy
 from gbxcule.files import write_atomic
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "quest-learning"
 TASKS = ("quest-score-random", "quest-explore-random")
-HELDOUT = [f"bundled:quest/heldout-{k}" for k in range(4)]
+HELDOUT = [f"quest/heldout-{k}" for k in range(4)]
 
 
 def evaluate_task(run: Path, episodes: int, pyboy: bool, gif: Path) -> list[dict]:
     from gbxcule.games import bundled_start_path
-    from gbxcule.rl.evaluate import evaluate_episodes
-    from gbxcule.rl.l4 import mean_ci
 
-    starts: list[str | Path] = [str(bundled_start_path(s.split(":", 1)[1])) for s in HELDOUT]
-    rows = []
+    starts: list[str | Path] = [str(bundled_start_path(s)) for s in HELDOUT]
     runs = [("trained", "warp"), ("random", "warp")] + ([("trained", "pyboy")] if pyboy else [])
-    for policy, backend in runs:
-        eps = evaluate_episodes(
+    return [
+        evaluate_policy(
             run,
+            policy,
+            backend,
             episodes=episodes,
-            backend=backend,
-            seed=7,
             starts=starts,
-            policy=policy,
             gif=gif if (policy, backend) == ("trained", "warp") else None,
         )
-        mean, lo, hi = mean_ci([e["return"] for e in eps])
-        terms = {k: statistics.fmean(e["terms"][k] for e in eps) for k in eps[0]["terms"]}
-        rows.append(
-            {
-                "policy": policy,
-                "backend": backend,
-                "episodes": eps,
-                "mean_return": mean,
-                "ci_lo": lo,
-                "ci_hi": hi,
-                "mean_terms": terms,
-                "mean_length": statistics.fmean(e["length"] for e in eps),
-            }
-        )
-    return rows
+        for policy, backend in runs
+    ]
 
 
 def train_task(task: str, args: argparse.Namespace) -> tuple[Path, float]:

@@ -8,9 +8,11 @@ keyed by the ROM's hash, so a task's symbol reads work from an installed wheel.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gbxcule.demo import game as demo
 from gbxcule.files import GAMES_FOLDER, cached_rom, write_atomic
@@ -50,48 +52,21 @@ class BundledGame:
         return out
 
 
-def _demo_rom() -> bytes:
-    from gbxcule.demo.rom import demo_rom_bytes
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """``module.name``, imported on the first call (building a ROM is not import-time work)."""
 
-    return demo_rom_bytes()
+    def call(*args: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args)
 
-
-def _demo_sym() -> str:
-    from gbxcule.demo.rom import demo_sym_text
-
-    return demo_sym_text()
-
-
-def _quest_rom() -> bytes:
-    from gbxcule.games.quest.rom import quest_rom_bytes
-
-    return quest_rom_bytes()
-
-
-def _quest_sym() -> str:
-    from gbxcule.games.quest.rom import quest_sym_text
-
-    return quest_sym_text()
-
-
-def _quest_start_names() -> tuple[str, ...]:
-    from gbxcule.games.quest.starts import start_names
-
-    return start_names()
-
-
-def _quest_make_starts(rom: bytes, names: list[str]) -> dict[str, bytes]:
-    from gbxcule.games.quest.starts import make_starts
-
-    return make_starts(rom, names)
+    return call
 
 
 GAMES = {
     "demo": BundledGame(
         "demo",
         "collect coins on one scrolling map (32 KiB)",
-        _demo_rom,
-        _demo_sym,
+        _lazy("gbxcule.demo.rom", "demo_rom_bytes"),
+        _lazy("gbxcule.demo.rom", "demo_sym_text"),
         {
             "score": (demo.W_SCORE, 2, "u"),
             "x": (demo.W_PLAYER_X, 1, "u"),
@@ -102,8 +77,8 @@ GAMES = {
     "quest": BundledGame(
         "quest",
         "title, 4 maps with doors, slimes, gems, lives, music, battery save (MBC1, 128 KiB)",
-        _quest_rom,
-        _quest_sym,
+        _lazy("gbxcule.games.quest.rom", "quest_rom_bytes"),
+        _lazy("gbxcule.games.quest.rom", "quest_sym_text"),
         {
             "score": (quest.W_SCORE, 2, "bcd"),
             "map": (quest.W_MAP, 1, "u"),
@@ -112,7 +87,11 @@ GAMES = {
             "lives": (quest.W_LIVES, 1, "u"),
             "ticks": (quest.W_FRAME, 2, "u"),
         },
-        StartStates(_quest_start_names, _quest_make_starts, recipe=1),
+        StartStates(
+            _lazy("gbxcule.games.quest.starts", "start_names"),
+            _lazy("gbxcule.games.quest.starts", "make_starts"),
+            recipe=1,
+        ),
     ),
 }
 DEFAULT_GAME = "demo"

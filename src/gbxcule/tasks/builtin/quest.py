@@ -9,6 +9,8 @@ quest-explore        new (map, x, y) cells and new event flags (places reached, 
 quest-explore-random the same from the 12 random starts
 """
 
+from dataclasses import replace
+
 from gbxcule.games.quest import layout
 from gbxcule.games.quest.starts import RANDOM_STARTS
 from gbxcule.tasks import BCD, U8, BitCount, Novelty, Progress, Task
@@ -45,19 +47,6 @@ SCORE = Task(
     max_steps=1000,
     description="quest: +0.1 a point (gems 10, new places 1); game over ends it",
 )
-SCORE_RANDOM = Task(
-    name="quest-score-random",
-    rom=ROM,
-    starts=RANDOM,
-    actions=ACTIONS,
-    reads=READS,
-    reward={"score": Progress("score", weight=0.1)},
-    terminated=game_over,
-    features=FEATURES,
-    noop_max=8,
-    max_steps=1000,
-    description="quest-score from 12 random starts (other places, maps, generator states)",
-)
 EXPLORE = Task(
     name="quest-explore",
     rom=ROM,
@@ -73,19 +62,19 @@ EXPLORE = Task(
     max_steps=1000,
     description="quest: 0.05 a new (map, x, y) cell, 1 a new event flag; 1,000 steps",
 )
-EXPLORE_RANDOM = Task(
-    name="quest-explore-random",
-    rom=ROM,
+# The same tasks from the random starts (a few idle steps first, so no two episodes
+# from one start are alike).
+SCORE_RANDOM = replace(
+    SCORE,
+    name="quest-score-random",
     starts=RANDOM,
-    actions=ACTIONS,
-    reads=READS,
-    reward={
-        "cells": Novelty(keys=("map", "x", "y"), weight=0.05),
-        "flags": Progress("flags"),
-    },
-    terminated=game_over,
-    features=FEATURES,
     noop_max=8,
-    max_steps=1000,
+    description="quest-score from 12 random starts (other places, maps, generator states)",
+)
+EXPLORE_RANDOM = replace(
+    EXPLORE,
+    name="quest-explore-random",
+    starts=RANDOM,
+    noop_max=8,
     description="quest-explore from 12 random starts",
 )
