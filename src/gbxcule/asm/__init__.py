@@ -3,7 +3,7 @@
 from gbxcule.asm.assembler import Program, Section, assemble
 from gbxcule.asm.disasm import disassemble, disassemble_one
 from gbxcule.asm.expr import AsmError
-from gbxcule.asm.header import build_rom, write_header
+from gbxcule.asm.header import build_rom, program_rom, write_header
 
 __all__ = [
     "AsmError",
@@ -13,5 +13,6 @@ __all__ = [
     "build_rom",
     "disassemble",
     "disassemble_one",
+    "program_rom",
     "write_header",
 ]

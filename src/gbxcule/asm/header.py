@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gbxcule.asm.assembler import AsmError, assemble
+from gbxcule.asm.assembler import AsmError, Program, assemble
 from gbxcule.core.cartridge import (
     CART_TYPE_BY_NAME,
     CART_TYPE_OFFSET,
@@ -83,7 +83,20 @@ def build_rom(
     Emits ``nop; jp $0150`` at $0100 unless the source places code there. Source
     bytes inside the header area $0104-$014F must be zero (e.g. ``ds`` padding).
     """
-    program = assemble(source)
+    return program_rom(
+        assemble(source), title=title, cart_type=cart_type, rom_banks=rom_banks, ram_banks=ram_banks
+    )
+
+
+def program_rom(
+    program: Program,
+    *,
+    title: str = "GBXCULE",
+    cart_type: str = "ROM_ONLY",
+    rom_banks: int = 2,
+    ram_banks: int = 0,
+) -> bytes:
+    """:func:`build_rom` of an assembled ``program`` (whose labels a ``.sym`` file may list)."""
     if program.rom_banks_used > rom_banks:
         raise AsmError(f"program uses {program.rom_banks_used} ROM banks but rom_banks={rom_banks}")
     image = program.image(rom_banks)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from gbxcule.asm import assemble, build_rom
+from gbxcule.asm import assemble, program_rom
 from gbxcule.core.symbols import format_sym
 from gbxcule.demo.asm import game_source
 from gbxcule.files import cached_rom
@@ -15,16 +15,19 @@ TITLE = "GBXCULE DEMO"
 
 
 @functools.cache
+def _built() -> tuple[bytes, str]:
+    program = assemble(game_source())
+    return program_rom(program, title=TITLE), format_sym(program.symbols, program.label_banks)
+
+
 def demo_rom_bytes() -> bytes:
     """The demo game's 32 KiB ROM image."""
-    return build_rom(game_source(), title=TITLE)
+    return _built()[0]
 
 
-@functools.cache
 def demo_sym_text() -> str:
     """The ``.sym`` file of :func:`demo_rom_bytes` (its code and WRAM labels)."""
-    program = assemble(game_source())
-    return format_sym(program.symbols, program.label_banks)
+    return _built()[1]
 
 
 def demo_rom_path() -> Path:
