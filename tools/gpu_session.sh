@@ -131,7 +131,8 @@ run_phase() {
     stage)
       if [ -z "${GBX_DRY_RUN:-}" ]; then
         mkdir -p /tmp/gbx-stage /tmp/gbx-cache && cp .devcarry/a/* /tmp/gbx-stage/
-        if [ -d .gpucache ]; then cp -r .gpucache/. /tmp/gbx-cache/; else echo "no .gpucache: CUDA builds there"; fi
+        if [ -e .gpucache/cubins.tar.gz ]; then tar -xzf .gpucache/cubins.tar.gz -C /tmp/gbx-cache
+        else echo "no .gpucache/cubins.tar.gz: CUDA builds there"; fi
       fi
       ;;
     install)
