@@ -6,10 +6,12 @@
   fast-path pass).
 * ``shapes``: ``units_out_of_line`` True (the GPU shape, ``kernels/step_cuda.py``, what
   CUDA runs by default) vs False (the inlined step the CPU runs).
-* ``block64``: ``block_dim`` 64 ("on") vs Warp's 256 ("off"). At 255 registers a thread
-  an SM holds one block of 256, so 16,384 envs fill 64 of an H100's 132 SMs (ncu, 2026-11-27:
-  0.48 waves per SM, SMs active 45 % of the launch); blocks of 64 spread them over all.
-  CUDA only.
+* ``block64``: ``block_dim`` 64 ("on", the CUDA default since the second H100 session) vs
+  Warp's 256 ("off"). At 255 registers a thread an SM holds one block of 256, so 16,384 envs
+  fill 64 of an H100's 132 SMs (ncu, 2026-11-27: 0.48 waves per SM, SMs active 45 % of the
+  launch); blocks of 64 spread them over all. CUDA only.
+* ``block32``: ``block_dim`` 32 ("on") vs 64 ("off"): one warp a block, so 1,024 envs reach
+  32 SMs, not 16, and a launch's last wave is finer. CUDA only.
 
 Same results either way; only the speed differs. Each (ROM, envs) runs the two settings
 in alternating rounds (on, off, on, off, ...), seeded random actions, 24 frames a step,
@@ -17,7 +19,7 @@ the buttons released after 8, ``--steps`` timed steps after 2 warm-up steps, eac
 a freshly built backend. Writes ``results.jsonl`` (one row per run) and ``summary.md``
 (median steps/s per setting and the ratio on / off).
 
-Usage: python -m bench.gpu_knobs --knob fastpaths|shapes|block64 [--device cuda|cpu]
+Usage: python -m bench.gpu_knobs --knob fastpaths|shapes|block64|block32 [--device cuda|cpu]
        [--rom demo,busy] [--envs 16384,65536] [--rounds 2] [--steps 20] [--out DIR]
 """
 
@@ -43,7 +45,8 @@ RESULTS_DIR = Path(__file__).resolve().parent / "results"
 KNOBS: dict[str, tuple[str, Any, Any]] = {
     "fastpaths": ("cpu_fast_paths", True, False),
     "shapes": ("units_out_of_line", True, False),
-    "block64": ("block_dim", 64, None),
+    "block64": ("block_dim", 64, 256),
+    "block32": ("block_dim", 32, 64),
 }
 
 
@@ -138,8 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         steps = check_positive_int("steps", args.steps)
     except ValueError as exc:
         ap.error(str(exc))
-    if args.knob == "block64" and args.device != "cuda":
-        ap.error("--knob block64 sets CUDA's block size: it needs --device cuda")
+    if KNOBS[args.knob][0] == "block_dim" and args.device != "cuda":
+        ap.error(f"--knob {args.knob} sets CUDA's block size: it needs --device cuda")
     roms = [r for r in args.rom.split(",") if r]
     out = args.out or RESULTS_DIR / f"knob-{args.knob}-{'gpu' if args.device == 'cuda' else 'cpu'}"
     run(args.knob, args.device, roms, envs, rounds, steps, out)

@@ -86,11 +86,12 @@ def test_graph_captured_on_threads_replays_every_slice() -> None:
 
 def test_block_dim_reaches_every_launch_and_bad_values_are_refused(monkeypatch) -> None:
     """``block_dim`` (CUDA threads per block) goes into each slice's ``wp.launch``; Warp's
-    default is left alone without it; the CPU device and odd sizes are refused up front."""
+    default is left alone without it; a CUDA backend naming none gets ``CUDA_BLOCK_DIM``;
+    the CPU device and odd sizes are refused up front."""
     from types import SimpleNamespace
 
     from gbxcule.backends import env_slices
-    from gbxcule.backends.checks import check_block_dim
+    from gbxcule.backends.checks import CUDA_BLOCK_DIM, check_block_dim
 
     seen: list[dict] = []
     monkeypatch.setattr(env_slices.wp, "launch", lambda kernel, **kw: seen.append(kw))
@@ -103,7 +104,8 @@ def test_block_dim_reaches_every_launch_and_bad_values_are_refused(monkeypatch) 
         assert [kw.get("block_dim") for kw in seen] == [expected, expected]
         assert sorted(kw["dim"] for kw in seen) == [(4,), (4,)]
     cuda = SimpleNamespace(is_cuda=True)
-    assert check_block_dim(None, cuda) is None and check_block_dim(96, cuda) == 96
+    assert check_block_dim(None, cuda) == CUDA_BLOCK_DIM == 64 and check_block_dim(96, cuda) == 96
+    assert check_block_dim(None, SimpleNamespace(is_cuda=False)) is None
     for bad in (16, 100, 2048, 0):
         with pytest.raises(ValueError, match="multiple of 32"):
             check_block_dim(bad, cuda)

@@ -55,14 +55,20 @@ def test_block64_knob_passes_block_dim_64_against_warps_default(tmp_path, monkey
 
     def fake(backend, rom, n, steps, fps, seed, backend_options):
         seen.append(backend_options)
-        return type("Row", (), {"sps": 2.0 if backend_options["block_dim"] else 1.0})()
+        return type("Row", (), {"sps": 2.0 if backend_options["block_dim"] == 64 else 1.0})()
 
     monkeypatch.setattr(gpu_knobs, "sweep_measure", fake)
     monkeypatch.setattr("gbxcule.cli.rollout.cuda_available", lambda: True)
     argv = ["--knob", "block64", "--device", "cuda", "--rom", "demo", "--envs", "4"]
     assert gpu_knobs.main([*argv, "--rounds", "1", "--out", str(tmp_path)]) == 0
-    assert seen == [{"block_dim": 64}, {"block_dim": None}]
+    assert seen == [{"block_dim": 64}, {"block_dim": 256}]
     text = (tmp_path / "summary.md").read_text()
-    assert "`block_dim` on (64) vs off (None)" in text and "| 2.000 |" in text
-    with pytest.raises(SystemExit):
-        gpu_knobs.main(["--knob", "block64", "--device", "cpu", "--out", str(tmp_path)])
+    assert "`block_dim` on (64) vs off (256)" in text and "| 2.000 |" in text
+    seen.clear()
+    argv[1] = "block32"
+    assert gpu_knobs.main([*argv, "--rounds", "1", "--out", str(tmp_path / "b32")]) == 0
+    assert seen == [{"block_dim": 32}, {"block_dim": 64}]
+    assert "`block_dim` on (32) vs off (64)" in (tmp_path / "b32" / "summary.md").read_text()
+    for knob in ("block64", "block32"):
+        with pytest.raises(SystemExit):
+            gpu_knobs.main(["--knob", knob, "--device", "cpu", "--out", str(tmp_path)])

@@ -238,8 +238,8 @@ def test_time_budget_projects_from_the_last_smaller_run(monkeypatch):
 
 
 def test_time_budget_projects_a_gpu_by_waves_of_resident_envs():
-    """H100, 2026-11-27 (bench/results/gpu/sweep-demo): 1,024 envs took 136 ms a step,
-    16,384 took 147 ms and 65,536 took 340 ms. A linear projection from 1,024 envs (2.2 s
+    """H100, 2026-11-27 (bench/results/gpu/h100-session1/sweep-demo): 1,024 envs took
+    136 ms a step, 16,384 took 147 ms and 65,536 took 340 ms. A linear projection from 1,024 envs (2.2 s
     a step at 16,384) skipped the two runs the goals need; by waves of the 132 SMs' 256
     resident envs it is 136 ms, then 2 waves at 65,536."""
     at_once = {"warp-cuda": 132 * sweep.GPU_ENVS_PER_SM}

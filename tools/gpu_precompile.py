@@ -7,10 +7,11 @@ laid out as ``Module.load`` looks it up (``<dir>/<warp version>/<module id>/``).
 device, ``WARP_CACHE_PATH=<dir>`` with ``warp.config.cuda_output = "cubin"``
 (tools/gpu_session.sh sets both) makes Warp load them: its log says "(cached)", not
 "(compiled)". A module whose source changed after this ran has another hash and simply
-compiles there again. Each block size a session launches with (``block_dim``, the
-``block64`` knob of bench.gpu_knobs) is a variant of its own.
+compiles there again. Each block size a session launches with (``block_dim``: 64, the
+CUDA default, and 256 and 32 for the ``block64`` and ``block32`` knobs of bench.gpu_knobs)
+is a variant of its own.
 
-Usage: python tools/gpu_precompile.py [--out .gpucache] [--arch 90] [--block-dims 256,64]
+Usage: python tools/gpu_precompile.py [--out .gpucache] [--arch 90] [--block-dims 64,256,32]
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=".gpucache", help="the kernel cache's base directory")
     parser.add_argument("--arch", type=int, default=90, help="the SM architecture (H100: 90)")
     parser.add_argument(
-        "--block-dims", default="256,64", help="CUDA block sizes to build (256: Warp's default)"
+        "--block-dims",
+        default="64,256,32",
+        help="CUDA block sizes to build (64: the backends' default)",
     )
     args = parser.parse_args(argv)
     os.environ["WARP_CACHE_PATH"] = str(Path(args.out).resolve())

@@ -49,7 +49,7 @@ class EnvSlices:
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self.num_envs = num_envs
-        self.block_dim = block_dim  # threads per CUDA block; None: Warp's own (256)
+        self.block_dim = block_dim  # threads per CUDA block; None: Warp's own (256, or the CPU)
         parts = max(1, min(parts, num_envs))
         bounds = [num_envs * k // parts for k in range(parts + 1)]
         self.ranges: list[tuple[int, int]] = list(zip(bounds[:-1], bounds[1:]))

@@ -95,9 +95,10 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         block_dim: int | None = None,
     ) -> None:
         """``block_dim``: CUDA threads per block for every launch (a multiple of 32 up to
-        1024); ``None`` (default) Warp's 256. The step kernel takes 255 registers a thread,
-        so an SM holds one block of 256: at 16,384 envs that is 64 blocks for 132 SMs on an
-        H100 (history/gpu-parity.md). CUDA devices only; same results either way.
+        1024); ``None`` (default) 64 on CUDA (``checks.CUDA_BLOCK_DIM``). The step kernel
+        takes 255 registers a thread, so an SM holds 256 threads: in blocks of Warp's 256,
+        16,384 envs were 64 blocks for 132 SMs on an H100; blocks of 64 spread them over
+        every SM (history/performance.md). CUDA devices only; same results either way.
 
         ``units_out_of_line``: the step kernel's shape (``kernels/step.py``'s
         ``StepFeatures``): ``None`` (default) the device's own, out of line on CUDA
