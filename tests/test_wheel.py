@@ -49,7 +49,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert built.returncode == 0, built.stderr
     (wheel,) = dist.glob("gbxcule-*.whl")
     env_dir = root / "venv"
-    venv.create(env_dir, with_pip=True)
+    venv.create(env_dir)  # no pip of its own (ensurepip took ~6 s): this pip installs into it
     bin_dir = env_dir / "bin"
     site = Path(
         _run(
@@ -63,8 +63,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     (site / "gbxcule_test_deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
     done = _run(
-        [str(bin_dir / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-         str(wheel)],
+        [sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install", "-q",
+         "--no-deps", "--no-index", str(wheel)],
         cwd=root,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
