@@ -41,7 +41,7 @@ import math
 from pathlib import Path
 
 from gbxcule.asm import build_rom
-from gbxcule.asm.routines import ASM_ROUTINES, OAM_DMA_ROUTINE
+from gbxcule.asm.routines import ASM_ROUTINES, OAM_DMA_ROUTINE, db_lines
 from gbxcule.files import write_atomic
 
 ROM_BANKS = 8
@@ -70,13 +70,6 @@ def _lcg(seed: int):
     while True:
         x = (x * 1103515245 + 12345) & 0x7FFFFFFF
         yield (x >> 16) & 0xFF
-
-
-def _db(data: bytes | list[int]) -> str:
-    return "\n".join(
-        "    db " + ", ".join(f"${b & 0xFF:02X}" for b in data[i : i + 16])
-        for i in range(0, len(data), 16)
-    )
 
 
 def tile_data() -> bytes:
@@ -130,8 +123,8 @@ def word_table() -> bytes:
 
 
 _LEVEL_SECTIONS = "\n".join(
-    f'SECTION "level_{b}", ROMX[${LEVEL_MAP:04X}], BANK[{b}]\n{_db(level_map(b))}\n'
-    f'SECTION "attrs_{b}", ROMX[${META_ATTR:04X}], BANK[{b}]\n{_db(meta_attrs(b))}'
+    f'SECTION "level_{b}", ROMX[${LEVEL_MAP:04X}], BANK[{b}]\n{db_lines(level_map(b))}\n'
+    f'SECTION "attrs_{b}", ROMX[${META_ATTR:04X}], BANK[{b}]\n{db_lines(meta_attrs(b))}'
     for b in LEVEL_BANKS
 )
 
@@ -671,11 +664,11 @@ AiTable:
 LevelBanks:
     db {", ".join(str(LEVEL_BANKS[k % len(LEVEL_BANKS)]) for k in (0, 1, 2, 3, 4, 5, 2, 4))}
 SpawnTable:
-{_db(spawn_table())}
+{db_lines(spawn_table())}
 SineTable:
-{_db(sine_table())}
+{db_lines(sine_table())}
 TileData:
-{_db(tile_data())}
+{db_lines(tile_data())}
 
 SECTION "banked_code", ROMX[$4000], BANK[1]
 BankedMix:                  ; sum 32 strided words of WordTable; wHash = max(wHash, sum) + 1
@@ -725,7 +718,7 @@ BankedMix:                  ; sum 32 strided words of WordTable; wHash = max(wHa
 
 SECTION "word_table", ROMX[${WORD_TABLE:04X}], BANK[1]
 WordTable:
-{_db(word_table())}
+{db_lines(word_table())}
 
 {_LEVEL_SECTIONS}
 """

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 from bench.roms.spec import RomSpec
 from gbxcule.asm import build_rom
+from gbxcule.asm.routines import db_lines  # the suite ROMs take it from here
 from gbxcule.backends.protocol import Backend
 
 RESULTS_BASE = 0xC000
@@ -272,14 +273,6 @@ CaseStore:
     ldh [hOutPtr + 1], a
     ret
 """
-
-
-def db_lines(data: bytes, per_line: int = 16) -> str:
-    """``db`` lines holding ``data``."""
-    return "\n".join(
-        "    db " + ", ".join(f"${b:02X}" for b in data[i : i + per_line])
-        for i in range(0, len(data), per_line)
-    )
 
 
 def set_pointer(var: str, addr: int) -> str:

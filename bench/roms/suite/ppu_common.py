@@ -28,7 +28,7 @@ from bench.roms.suite.ppu_reference import (
     regs_per_line,
     render_frame,
 )
-from gbxcule.asm import build_rom
+from gbxcule.asm import build_rom, routines
 from gbxcule.asm.routines import ASM_ROUTINES
 from gbxcule.backends.protocol import Backend
 
@@ -44,10 +44,7 @@ ASM_HELPERS = ASM_ROUTINES
 
 def db_lines(data: bytes, label: str | None = None) -> str:
     """``db`` directives (16 bytes a line) for ``data``, optionally under a label."""
-    lines = [f"{label}:"] if label else []
-    for i in range(0, len(data), 16):
-        lines.append("    db " + ", ".join(f"${b:02X}" for b in data[i : i + 16]))
-    return "\n".join(lines)
+    return f"{label}:\n{routines.db_lines(data)}" if label else routines.db_lines(data)
 
 
 def write_regs_asm(regs: PpuRegs) -> str:

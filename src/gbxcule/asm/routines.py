@@ -1,7 +1,17 @@
 """SM83 routines shared by the bundled games and the benchmark and micro ROMs, included as
 text in a program's source: LcdOff, MemCopy, MemFill (:data:`ASM_ROUTINES`), the OAM DMA
 routine copied to HRAM (:data:`OAM_DMA_ROUTINE`, its program names ``wShadowOam``) and a
-xorshift16 generator (:data:`XORSHIFT16_RNG`, its program names ``wRng``)."""
+xorshift16 generator (:data:`XORSHIFT16_RNG`, its program names ``wRng``); and
+:func:`db_lines`, data as ``db`` lines of source."""
+
+
+def db_lines(data: bytes, per_line: int = 16) -> str:
+    """``db`` lines holding ``data``, ``per_line`` bytes a line."""
+    return "\n".join(
+        "    db " + ", ".join(f"${b:02X}" for b in data[i : i + per_line])
+        for i in range(0, len(data), per_line)
+    )
+
 
 ASM_ROUTINES = """
 LcdOff:                     ; only ever switch the LCD off during VBlank

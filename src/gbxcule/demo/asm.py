@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gbxcule.asm.routines import ASM_ROUTINES, OAM_DMA_ROUTINE, XORSHIFT16_RNG
+from gbxcule.asm.routines import ASM_ROUTINES, OAM_DMA_ROUTINE, XORSHIFT16_RNG, db_lines
 from gbxcule.demo.game import (
     BAR_LINE,
     BGP,
@@ -28,13 +28,6 @@ from gbxcule.demo.game import (
     bg_map,
     tile_data,
 )
-
-
-def _db(data: bytes) -> str:
-    return "\n".join(
-        "    db " + ", ".join(f"${b:02X}" for b in data[i : i + 16])
-        for i in range(0, len(data), 16)
-    )
 
 
 def game_source() -> str:
@@ -357,9 +350,9 @@ BuildShadowOam:
 
 {ASM_ROUTINES}
 TileData:
-{_db(tile_data())}
+{db_lines(tile_data())}
 BgMap:
-{_db(bg_map())}
+{db_lines(bg_map())}
 BarMap:
-{_db(bar_map(0))}
+{db_lines(bar_map(0))}
 """

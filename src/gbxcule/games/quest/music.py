@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 
+from gbxcule.asm.routines import db_lines
 from gbxcule.games.quest import layout as L
 
 ROW_FRAMES = 8
@@ -50,9 +51,7 @@ def song() -> bytes:
 
 def music_bank_source() -> str:
     periods = ", ".join(f"${p:04X}" for p in note_periods())
-    rows = "\n".join(
-        "    db " + ", ".join(f"${b:02X}" for b in song()[i : i + 16]) for i in range(0, 256, 16)
-    )
+    rows = db_lines(song())
     return f"""
 SECTION "music", ROMX[$4000], BANK[{L.MUSIC_BANK}]
 NoteTable:

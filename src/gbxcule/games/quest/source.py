@@ -3,19 +3,11 @@ battery RAM and the small helpers; :mod:`.play` has the play tick, :mod:`.music`
 
 from __future__ import annotations
 
-from gbxcule.asm.routines import ASM_ROUTINES, OAM_DMA_ROUTINE, XORSHIFT16_RNG
+from gbxcule.asm.routines import ASM_ROUTINES, OAM_DMA_ROUTINE, XORSHIFT16_RNG, db_lines
 from gbxcule.games.quest import art
 from gbxcule.games.quest import layout as L
 from gbxcule.games.quest.music import MUSIC_SOURCE, music_bank_source
 from gbxcule.games.quest.play import PLAY_SOURCE
-
-
-def _db(data: bytes) -> str:
-    return "\n".join(
-        "    db " + ", ".join(f"${b:02X}" for b in data[i : i + 16])
-        for i in range(0, len(data), 16)
-    )
-
 
 _CONSTANTS = {
     name: getattr(L, name)
@@ -515,22 +507,22 @@ def game_source() -> str:
 {MUSIC_SOURCE}
 {ASM_ROUTINES}
 TileAttr:
-{_db(art.tile_attrs())}
+{db_lines(art.tile_attrs())}
 HudMap:
-{_db(art.hud_map())}
+{db_lines(art.hud_map())}
 GameOverText:
-{_db(art.text(" GAME OVER", 20))}
+{db_lines(art.text(" GAME OVER", 20))}
 
 SECTION "graphics", ROMX[$4000], BANK[1]
 TileData:
-{_db(art.tile_data())}
+{db_lines(art.tile_data())}
 TitleMap:
-{_db(art.title_map())}
+{db_lines(art.title_map())}
 {"".join(_map_bank(m) for m in range(L.NUM_MAPS))}
 {music_bank_source()}
 SECTION "credits", ROMX[$4000], BANK[{L.TEXT_BANK}]
 Credits:
-{_db(art.text("GBXCULE QUEST - OUR OWN GAME FOR RL"))}
+{db_lines(art.text("GBXCULE QUEST - OUR OWN GAME FOR RL"))}
 """
 
 
@@ -538,5 +530,5 @@ def _map_bank(m: int) -> str:
     return f"""
 SECTION "map{m}", ROMX[$4000], BANK[{L.MAP_BANK0 + m}]
 Map{m}:
-{_db(art.world_map(m).bank_bytes())}
+{db_lines(art.world_map(m).bank_bytes())}
 """
