@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from bench.machine_info import versions
+from bench.sass_census import hot_loop_of_cubin
 from gbxcule.kernels import KERNEL_MODULES
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results" / "cuda-build"
@@ -160,6 +161,13 @@ def build_module(module_name: str, ptxas: str, ptx_version: str, work: Path) -> 
     ptxas_seconds = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(f"ptxas failed on {module_name}:\n{proc.stderr[-2000:]}")
+    hot: dict | str | None = None
+    if module_name == BUDGET_MODULE:
+        try:
+            loop = hot_loop_of_cubin(work / "out.cubin")
+            hot = loop.as_dict() if loop is not None else "no loop"
+        except FileNotFoundError as exc:
+            hot = f"not measured: {exc}"
     return {
         "module": module_name,
         "arch": f"sm_{ARCH}",
@@ -167,6 +175,7 @@ def build_module(module_name: str, ptxas: str, ptx_version: str, work: Path) -> 
         "ptxas_s": round(ptxas_seconds, 2),
         "ptx_lines": ptx_path.read_text().count("\n"),
         "functions": parse_ptxas(proc.stdout + proc.stderr),
+        **({"hot_loop": hot} if hot is not None else {}),
     }
 
 
@@ -179,6 +188,12 @@ BUDGET_ENTRY = "step_kernel"
 BUDGET_STACK = 2048  # bytes of stack frame, step_kernel
 BUDGET_SPILL_ENTRY = 1000  # bytes of spill stores, step_kernel
 BUDGET_SPILL_FUNCTION = 500  # bytes of spill stores, each function it keeps out of line
+# Issue #41's budget for the step's instruction loop (bench/sass_census.py, the largest
+# innermost loop of the SASS): no call in it and no Machine descriptor loaded from global
+# memory. Its goals (``HOT_LOOP_GOALS``) are reported, not yet enforced.
+BUDGET_HOT_CALLS = 0
+BUDGET_HOT_DESCRIPTOR_LOADS = 0
+HOT_LOOP_GOALS = {"registers": 128, "stack": 512, "local_sites": 16}
 
 
 def check_budget(row: dict) -> list[str]:
@@ -204,7 +219,30 @@ def check_budget(row: dict) -> list[str]:
             out.append(
                 f"{fn.get('name')} spill stores {fn['spill_stores']} B > {BUDGET_SPILL_FUNCTION} B"
             )
+    hot = row.get("hot_loop")
+    if isinstance(hot, dict):
+        if hot["calls"] > BUDGET_HOT_CALLS:
+            out.append(f"hot loop has {hot['calls']} calls > {BUDGET_HOT_CALLS}")
+        if hot["descriptor_loads"] > BUDGET_HOT_DESCRIPTOR_LOADS:
+            out.append(
+                f"hot loop has {hot['descriptor_loads']} descriptor loads from global memory "
+                f"> {BUDGET_HOT_DESCRIPTOR_LOADS}"
+            )
     return out
+
+
+def hot_loop_goals(row: dict) -> list[str]:
+    """Where the budget module's row misses ``HOT_LOOP_GOALS`` (reported, not enforced)."""
+    entry = next((f for f in row["functions"] if f.get("name") == BUDGET_ENTRY), None)
+    hot = row.get("hot_loop")
+    if entry is None or not isinstance(hot, dict):
+        return []
+    have = {
+        "registers": entry.get("registers", 0),
+        "stack": entry.get("cumulative_stack", entry.get("stack_frame", 0)),
+        "local_sites": hot["local_sites"],
+    }
+    return [f"{k} {have[k]} > {goal}" for k, goal in HOT_LOOP_GOALS.items() if have[k] > goal]
 
 
 def _commit() -> str:
@@ -239,6 +277,25 @@ def write_summary(rows: list[dict], out_dir: Path) -> Path:
                 f"{fn.get('name', '?')} ({fn['kind']}) | {fn.get('registers', '')} | "
                 f"{fn.get('stack_frame', '')} | {fn.get('cumulative_stack', '')} | "
                 f"{fn.get('spill_stores', '')} | {fn.get('spill_loads', '')} | {build} |"
+            )
+    lines += [
+        "",
+        "## The step's instruction loop in SASS (bench/sass_census.py)",
+        "",
+        "The largest innermost loop of `step_cuda`'s `step_kernel`: static sites, not traffic.",
+        "",
+        "| run (UTC) | commit | label | instructions | calls | local loads | local stores | "
+        "global loads | global stores | descriptor loads |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        hot = row.get("hot_loop")
+        if isinstance(hot, dict):
+            when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(row["timestamp"]))
+            lines.append(
+                f"| {when} | {row['commit']} | {row['label']} | {hot['instructions']} | "
+                f"{hot['calls']} | {hot['local_loads']} | {hot['local_stores']} | "
+                f"{hot['global_loads']} | {hot['global_stores']} | {hot['descriptor_loads']} |"
             )
     path = out_dir / "summary.md"
     path.write_text("\n".join(lines) + "\n")
@@ -298,6 +355,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{first.get('cumulative_stack', first.get('stack_frame', 0))} B stack",
             flush=True,
         )
+        if "hot_loop" in row:
+            print(f"  hot loop: {row['hot_loop']}", flush=True)
+            for goal in hot_loop_goals(row):
+                print(f"  hot-loop goal not met: {goal}", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     with (args.out / "results.jsonl").open("a") as fh:
         for row in rows:

@@ -65,4 +65,8 @@ def test_gpu_shape_stays_within_the_budget(tmp_path) -> None:
     row = build_module(BUDGET_MODULE, ptxas, ptxas_ptx_version(ptxas), tmp_path)
     entry = next(f for f in row["functions"] if f["kind"] == "entry")
     print(f"step_cuda: {entry['stack_frame']} B stack, {entry['spill_stores']} B spill stores")
+    print(f"step_cuda hot loop: {row.get('hot_loop')}")
+    # issue #41: the instruction loop's census must be taken (cuobjdump + nvdisasm from the
+    # dev extra), and it has no call and no descriptor load from global memory
+    assert isinstance(row.get("hot_loop"), dict), row.get("hot_loop")
     assert check_budget(row) == []

@@ -158,7 +158,7 @@ def test_shapes_stop_at_stop_pc_inside_a_run():
             stop = loop[loop.index(pc) + 3]  # three instructions on: inside the run
             env._slices.launch(
                 env._step_kernel(hooks=False),
-                [env._step_machine, PerEnv(env._buttons), 1, 0, 0, stop],
+                [*env._step_machine, PerEnv(env._buttons), 1, 0, 0, stop],
                 device=env.device,
             )
             assert int(field_view(env.machine, "pc").numpy()[0]) == stop, shape

@@ -154,12 +154,14 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
             if len(self._slices.ranges) == 1
             else [slice_machine(self.machine, lo, hi) for lo, hi in self._slices.ranges]
         )
-        # The step kernel's Machine argument: the struct, or for the GPU shape each slice's
-        # Machine as a one-element array (kernels/step.py, _make_kernel).
-        self._step_machine = self._machine_parts
+        # The step kernel's Machine arguments: the struct, and for the GPU shape each slice's
+        # Machine again as a one-element array (kernels/step.py, _make_kernel).
+        self._step_machine: list[Any] = [self._machine_parts]
         if self.units_out_of_line:
-            self._step_machine = PerSlice(
-                [wp.array([p], dtype=Machine, device=device) for p in self._machine_parts.parts]
+            self._step_machine.append(
+                PerSlice(
+                    [wp.array([p], dtype=Machine, device=device) for p in self._machine_parts.parts]
+                )
             )
         self.pixels = PixelBuffers(
             num_envs,
@@ -191,7 +193,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
             launches = self._slices.record(
                 self._step_kernel(),
                 [
-                    self._step_machine,
+                    *self._step_machine,
                     PerEnv(self._buttons),
                     self.frames_per_step,
                     self.release_after_frames,
@@ -224,7 +226,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         boot = self._step_kernel(hooks=False)
         self._slices.launch(
             boot,
-            [self._step_machine, PerEnv(self._buttons), frames, 0, 0, POST_BOOT_PC],
+            [*self._step_machine, PerEnv(self._buttons), frames, 0, 0, POST_BOOT_PC],
             device=self.device,
         )
         wp.synchronize_device(self.device)

@@ -185,7 +185,65 @@ def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True, hooks:
     return cpu_run_fast
 
 
-def make_cpu_step(out_of_line: bool = False, module: str | None = None, by_opcode: bool = False):
+def make_cpu_hot_loop(module: str | None, hooks: bool = False):
+    """``cpu_hot_loop``: the GPU shape's instruction loop (kernels/step_cuda.py), inlined in
+    ``cpu_tick`` and calling nothing: code in the mapped ROM banks through the register
+    fast paths, CB on registers and the memory fast path on plain WRAM/HRAM bytes
+    (``cpu_fast_mem_direct``). It returns ``RUN_SLOW`` before the first instruction that
+    is none of these (code outside ROM, the general decode, an access to IO, VRAM or a ROM
+    table), which ``cpu_tick`` runs out of line, and ``RUN_END`` at the slice's end cycle
+    ``end``, whose unit sync ``cpu_tick`` runs out of line too: a loop with a call in it
+    saves its live registers around the call, and the calls' registers spilled the whole
+    loop (sm_90: 207 local loads, 189 local stores and 4 calls in it before;
+    history/performance.md). Nothing it runs bails (no bus write), so it never returns
+    ``RUN_BAIL``. ``k`` is the kernel's own ``Machine`` argument, so the array descriptors
+    are read from the constant bank, not reloaded from global memory at each access.
+
+    ``cpu_tick`` enters it only where nothing a fast path does can make it wrong, as it
+    does ``cpu_run_fast``: no ``stop_pc``, the boot ROM unmapped, no EI countdown, the fast
+    paths on. ``hooks``: it also stops before a PC the hook filter may hold (the first
+    exempt, as in ``cpu_run_fast``). Returns ``end << 2 | RUN_*`` (``end`` unchanged)."""
+    name = "cpu_hot_loop_hooked" if hooks else "cpu_hot_loop"
+
+    @wp.func(inline=True, name=name, module=module)
+    def cpu_hot_loop(k: wp.ref[Machine], i: int, r: wp.ref[CpuRegs], end: wp.int64) -> wp.int64:
+        code = wp.array(ptr=k.rom_code.ptr, shape=(k.rom_code.shape[0],), dtype=wp.int32)
+        if wp.static(hooks):
+            first_pc = r.pc
+        out = RUN_END
+        while r.cycles < end:
+            if r.pc + 2 >= 0x8000:
+                out = RUN_SLOW
+                break
+            if wp.static(hooks):
+                if r.pc != first_pc and hook_maybe(k.i32, i, r.pc) != 0:
+                    out = RUN_SLOW
+                    break
+            fetched = rom_code_at(code, r.pc, r.rom_lo, r.rom_hi)
+            op = fetched & 0xFF
+            n1 = (fetched >> 8) & 0xFF
+            fast = wp.int32(0)
+            if op != 0xCB:
+                fast = cpu_fast(r, op, n1, fetched >> 8)
+                if fast == 0:
+                    fast = cpu_fast_mem_direct(k, i, r, op, n1, fetched >> 8)
+            elif (n1 & 7) != 6:
+                fast = cpu_fast_cb(r, n1)
+            if fast == 0:
+                out = RUN_SLOW
+                break
+            r.cycles = r.cycles + wp.int64(fast & 0xFF)
+        return (end << wp.int64(2)) | wp.int64(out)
+
+    return cpu_hot_loop
+
+
+def make_cpu_step(
+    out_of_line: bool = False,
+    module: str | None = None,
+    by_opcode: bool = False,
+    fast: bool = True,
+):
     """A ``cpu_step``: ``cpu_execute`` on registers held in ``regs`` (cycle counter
     included); memory gets the cycle count and HL before each bus access
     (kernels/cpu_regs.py).
@@ -196,14 +254,18 @@ def make_cpu_step(out_of_line: bool = False, module: str | None = None, by_opcod
     kernels/step.py: their registers then stay out of the instruction loop), the fast
     memory path then taking plain WRAM/HRAM accesses only (``cpu_fast_mem_direct``).
     ``module``: the Warp module of a non-default one (``None``: this one). ``by_opcode``:
-    the fast paths through ``fast_by_opcode`` (which shapes take it: ``StepFeatures``)."""
+    the fast paths through ``fast_by_opcode`` (which shapes take it: ``StepFeatures``).
+    ``fast=False``: no fast paths at all, every opcode the general way (the GPU shape,
+    whose fast paths run in ``cpu_hot_loop`` alone: a second copy here would add their
+    code and registers to the loop around it)."""
     fetch_code = fetch_rom_or_outlined if out_of_line else fetch
     general = cpu_general_outlined if out_of_line else cpu_general
     fast_paths = make_fast_paths(cpu_fast_mem_direct if out_of_line else cpu_fast_mem, module)
     if by_opcode:
         fast_paths = make_fast_by_opcode(fast_paths, module)
 
-    @wp.func(inline=True, name="cpu_step", module=module)  # +2 % on the CPU (A/B, 8 rounds)
+    # inlined: +2 % on the CPU (A/B, 8 rounds)
+    @wp.func(inline=True, name="cpu_step" if fast else "cpu_step_general", module=module)
     def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
         c0 = regs.cycles
         fetched = wp.static(fetch_code)(m, i, regs.pc, c0, regs.bcdehl, regs.rom_lo, regs.rom_hi)
@@ -211,15 +273,16 @@ def make_cpu_step(out_of_line: bool = False, module: str | None = None, by_opcod
         n1 = (fetched >> 8) & 0xFF
         n16 = fetched >> 8
         cb = wp.where(op == 0xCB, 1, 0)
-        if regs.ime_delay == 0 and m.cpu_fast_paths != 0:  # kernels/cpu_fast.py; none illegal
-            fast = wp.int32(0)
-            if cb == 0:
-                fast = wp.static(fast_paths)(m, i, regs, op, n1, n16)
-            elif (n1 & 7) != 6:
-                fast = cpu_fast_cb(regs, n1)
-            if fast != 0:
-                regs.cycles = c0 + wp.int64(fast & 0xFF)
-                return fast >> 8
+        if wp.static(fast):
+            if regs.ime_delay == 0 and m.cpu_fast_paths != 0:  # kernels/cpu_fast.py; none illegal
+                ran = wp.int32(0)
+                if cb == 0:
+                    ran = wp.static(fast_paths)(m, i, regs, op, n1, n16)
+                elif (n1 & 7) != 6:
+                    ran = cpu_fast_cb(regs, n1)
+                if ran != 0:
+                    regs.cycles = c0 + wp.int64(ran & 0xFF)
+                    return ran >> 8
         if cb == 0 and is_illegal(op) != 0:
             m.i32[i, LOCKED] = 0x100 | op
             return 1

@@ -54,6 +54,7 @@ from gbxcule.kernels.cpu_step import (
     RUN_SLOW,
     RUN_SYNCED,
     cpu_step,
+    make_cpu_hot_loop,
     make_cpu_run_fast,
     make_cpu_step,
 )
@@ -264,7 +265,7 @@ class StepFeatures:
         if not self.units_out_of_line:
             return cpu_step, check_interrupts, sync_units, halt_through_lcd
         return (
-            make_cpu_step(out_of_line=True, module=self.module),
+            make_cpu_step(out_of_line=True, module=self.module, fast=False),
             check_interrupts_outlined,
             sync_units_outlined,
             halt_through_lcd_outlined,
@@ -304,15 +305,22 @@ def _make_end_slice(sync_fn, module: str | None):
 def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
     # the CPU dispatch's instruction loop (kernels/cpu_step.py), with the hook filter in it
     # when hooks are compiled in (code outside ROM has no hooks)
+    # (the GPU shape's is cpu_hot_loop, inlined and calling nothing, on the kernel's own
+    # Machine ``k``: code in ROM only, and it ends no slice itself)
     run_fast = None
     run_ram = None
+    hot = features.units_out_of_line
     if features.opcode_dispatch:
         end_slice = _make_end_slice(sync_fn, features.module)
         run_fast = make_cpu_run_fast(features.module, end_slice, hooks=features.hooks)
         run_ram = make_cpu_run_fast(features.module, end_slice, in_rom=False)
+    elif hot:
+        run_fast = make_cpu_hot_loop(features.module, hooks=features.hooks)
 
     @wp.func(name="cpu_tick", module=features.module)
-    def cpu_tick(m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int) -> int:
+    def cpu_tick(
+        m: wp.ref[Machine], i: int, target: wp.int64, stop_pc: int, k: wp.ref[Machine]
+    ) -> int:
         """PyBoy's ``CPU.tick``; returns ``TICK_STOPPED`` at ``stop_pc`` (boot hand-over).
 
         When the run of instructions reaches the target and the next slice would start as
@@ -321,7 +329,9 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
         sequence as returning to ``run_frame``. The last such sync sets ``TICK_SYNCED``.
         The CPU dispatch runs the instructions that the fast paths take through
         ``cpu_run_fast`` (code in ROM) or ``cpu_run_fast_ram`` (kernels/cpu_step.py), and
-        ``cpu_step`` the rest.
+        ``cpu_step`` the rest; the GPU shape through ``cpu_hot_loop`` (code in ROM, on the
+        kernel's own Machine ``k``; the CPU shapes pass ``m`` and never read it), and the
+        rest through the general decode.
 
         Hooks: a fetch at a hooked address bails before the instruction (PyBoy's BRK) and
         sets ``HOOK_SS``; a single-step slice (``HOOK_SS`` set at entry) runs the
@@ -378,7 +388,9 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
                         and i32[i, BOOT_ON] == 0
                     ):
                         ended = wp.int64(0)
-                        if r.pc + 2 < 0x8000:
+                        if wp.static(hot):
+                            ended = wp.static(run_fast)(k, i, r, end)
+                        elif r.pc + 2 < 0x8000:
                             ended = wp.static(run_fast)(m, i, r, end)
                         else:
                             ended = wp.static(run_ram)(m, i, r, end)
@@ -412,7 +424,7 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
 
 def _make_run_frame(features: StepFeatures, cpu_tick, sync_fn, halt_fn):
     @wp.func(name="run_frame", module=features.module)
-    def run_frame(m: wp.ref[Machine], i: int, stop_pc: int) -> int:
+    def run_frame(m: wp.ref[Machine], i: int, stop_pc: int, k: wp.ref[Machine]) -> int:
         """One ``PyBoy.tick()`` frame; returns 1 if it stopped at ``stop_pc`` or, with
         ``stop_on_hit``, at a hook hit instead.
 
@@ -425,7 +437,7 @@ def _make_run_frame(features: StepFeatures, cpu_tick, sync_fn, halt_fn):
         while i32[i, FRAME_DONE] == 0 and i32[i, LOCKED] == 0:
             if wp.static(features.hooks):
                 if i32[i, HOOK_SS] != 0:
-                    ticked = cpu_tick(m, i, MIN_SLICE, stop_pc)
+                    ticked = cpu_tick(m, i, MIN_SLICE, stop_pc, k)
                     wp.static(sync_fn)(m, i)  # a single step never fuses (never TICK_SYNCED)
                     if ticked == TICK_STOPPED:
                         return 1
@@ -439,7 +451,7 @@ def _make_run_frame(features: StepFeatures, cpu_tick, sync_fn, halt_fn):
                     m.i64[i, CYCLES] = m.i64[i, CYCLES] + slice_target(m, i)
                     wp.static(sync_fn)(m, i)
                 continue
-            ticked = cpu_tick(m, i, slice_target(m, i), stop_pc)
+            ticked = cpu_tick(m, i, slice_target(m, i), stop_pc, k)
             if ticked != TICK_SYNCED:
                 wp.static(sync_fn)(m, i)
             if ticked == TICK_STOPPED:
@@ -471,6 +483,7 @@ def _make_kernel(features: StepFeatures, run_frame):
         release_after: int,
         render: int,
         stop_pc: int,
+        k: wp.ref[Machine],
     ):
         """The step of env ``i``: ``frames`` frames, ``word``'s buttons held from the first
         for ``release_after`` frames (the action's own hold and length where its word has
@@ -492,7 +505,7 @@ def _make_kernel(features: StepFeatures, run_frame):
             if render != 0 and (f == frames - 1 or end_from >= 0):
                 m.i32[i, LCD_RENDER] = 1  # with an early end any frame may be the last
             m.i64[i, SND_FRAME_START] = m.i64[i, CYCLES]  # the sound unit's sample count
-            if run_frame(m, i, stop_pc) != 0:
+            if run_frame(m, i, stop_pc, k) != 0:
                 break
             joypad_frame_end(m, i)
             if m.i32[i, LOCKED] != 0:
@@ -502,12 +515,15 @@ def _make_kernel(features: StepFeatures, run_frame):
         apu_step_end(m, i)
 
     if features.units_out_of_line:
-        # The GPU shape takes the Machine as the one element of an array and hands the
-        # units a reference into it (global memory). A kernel's struct argument whose
-        # address goes to an out-of-line function is copied to the thread's stack first:
-        # env_view's copy was 760 B of every thread's frame (history/performance.md).
+        # The GPU shape takes the Machine twice: as the one element of an array, whose
+        # reference the out-of-line units get (global memory: a kernel's struct argument
+        # whose address goes to an out-of-line function is copied to the thread's stack
+        # first, env_view's copy was 760 B of every thread's frame), and as the kernel's
+        # own argument ``m``, which only the inlined, call-free instruction loop reads
+        # (cpu_hot_loop), so its array descriptors come from the constant bank.
         @wp.kernel(name="step_kernel", module=module, enable_backward=False, **unique_options)
         def step_kernel_gpu(
+            m: Machine,
             ms: wp.array(dtype=Machine),
             buttons: wp.array(dtype=wp.int32),
             frames: int,
@@ -515,11 +531,11 @@ def _make_kernel(features: StepFeatures, run_frame):
             render: int,
             stop_pc: int,
         ):
-            """``step_kernel`` on ``ms[0]``."""
+            """``step_kernel`` on ``ms[0]`` (the same Machine as ``m``)."""
             i = wp.tid()
-            if ms[0].i32[i, LOCKED] != 0:
+            if m.i32[i, LOCKED] != 0:
                 return
-            step_env(ms[0], i, buttons[i], frames, release_after, render, stop_pc)
+            step_env(ms[0], i, buttons[i], frames, release_after, render, stop_pc, m)
 
         return step_kernel_gpu
 
@@ -546,7 +562,7 @@ def _make_kernel(features: StepFeatures, run_frame):
         if m.i32[i, LOCKED] != 0:
             return
         e = env_view(m, i)  # env i as env 0 of a view: constant index, cheaper accesses
-        step_env(e, 0, buttons[i], frames, release_after, render, stop_pc)
+        step_env(e, 0, buttons[i], frames, release_after, render, stop_pc, e)
 
     return step_kernel
 
