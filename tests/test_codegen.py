@@ -117,3 +117,55 @@ def test_sweep_times_each_codegen_and_labels_the_plain_rows(tmp_path, restore_co
         sweep.run_sweep(
             ["warp-cpu"], str(busy_rom_path()), envs, 1, 2, 0, out, cpu_codegens=("fast",)
         )
+
+
+@wp.func
+def _branchy(a: int) -> int:  # a func of this test module: not gbxcule's
+    b = a
+    if a > 3:
+        b = a * 2
+    return b
+
+
+@wp.kernel
+def _branchy_kernel(x: wp.array(dtype=wp.int32)):
+    i = wp.tid()
+    x[i] = _branchy(x[i])
+
+
+def _cuda_source(module, tmp_path) -> str:
+    wp.compile_aot_module(module, arch=90, module_dir=str(tmp_path), use_ptx=True)
+    return "\n".join(p.read_text() for p in tmp_path.glob("*.cu"))
+
+
+def test_cuda_locals_are_value_initialized_in_our_functions_only(tmp_path):
+    """CUDA builds of gbxcule's kernels declare every non-constant local ``{}``; a Warp
+    module of someone else's keeps Warp's own text (kernels/codegen.py)."""
+    import importlib
+    import re
+    import sys
+
+    assert codegen.cuda_value_init(), "this Warp's codegen_func_forward could not be wrapped"
+    ours = _cuda_source(importlib.import_module("gbxcule.kernels.action_masks"), tmp_path / "a")
+    decls = [
+        ln.strip()
+        for part in ours.split("// primal vars")[1:]
+        for ln in part.partition("// forward")[0].splitlines()
+        if "var_" in ln and not ln.strip().startswith(("const", "//", "#"))
+    ]
+    assert decls and all(d.endswith("{};") for d in decls), decls[:5]
+    theirs = _cuda_source(sys.modules[__name__], tmp_path / "b")
+    assert "_branchy" in theirs and re.search(r"var_\d+\{\};", theirs) is None
+
+
+def test_value_initialized_leaves_constants_comments_and_the_body_alone():
+    body = (
+        "    // primal vars\n    wp::int32 var_0;\n    const wp::int32 var_1 = 3;\n"
+        '    wp::uint8* var_2;\n#line 7 "x.py"\n    Foo_0a1b2c3d var_3;\n'
+        "    // forward\n    var_0 = var_1;\n    return var_0;\n"
+    )
+    out = codegen.value_initialized(body)
+    assert "wp::int32 var_0{};" in out and "wp::uint8* var_2{};" in out
+    assert "Foo_0a1b2c3d var_3{};" in out and "const wp::int32 var_1 = 3;" in out
+    assert out.endswith("    var_0 = var_1;\n    return var_0;\n")
+    assert codegen.value_initialized("no sections here") == "no sections here"

@@ -122,6 +122,22 @@ def check_opcode_dispatch(opcode_dispatch: Any, is_cuda: bool, units_out_of_line
     return opcode_dispatch
 
 
+def check_cuda_max_registers(cap: Any, units_out_of_line: bool) -> int | None:
+    """The GPU shape's register cap (``WarpVecBackend(cuda_max_registers=...)``): ``None``
+    for its default (kernels/codegen.py, ``STEP_CUDA_MAX_REGISTERS``), 0 for none, or 32-255;
+    any cap on the inlined shape is a ``ValueError`` (it is a CUDA kernel attribute of the
+    GPU shape)."""
+    if cap is None:
+        return None
+    if isinstance(cap, bool) or not isinstance(cap, int):
+        raise TypeError(f"cuda_max_registers must be None or an int, got {cap!r}")
+    if not (cap == 0 or 32 <= cap <= 255):
+        raise ValueError(f"cuda_max_registers must be 0 (no cap) or 32-255, got {cap}")
+    if not units_out_of_line:
+        raise ValueError("cuda_max_registers is the GPU shape's (units_out_of_line=True)")
+    return cap
+
+
 # CUDA threads per block when the caller names none. The step kernel takes 255 registers a
 # thread, so an SM holds 256 threads whatever the block: Warp's blocks of 256 left half an
 # H100's SMs idle at 16,384 envs, and blocks of 64 ran 1.42x (demo), 1.20x (busy ROM) and

@@ -173,6 +173,7 @@ class HooksMixin:
             hooks=bool(self._hooks) if hooks is None else hooks,
             units_out_of_line=self.units_out_of_line,
             opcode_dispatch=self.opcode_dispatch,
+            cuda_max_registers=self.cuda_max_registers,
         )
 
     def hook_hits_torch(self) -> torch.Tensor:

@@ -18,6 +18,7 @@ import warp as wp
 from gbxcule.asm.bootrom import BOOT_MAX_FRAMES, boot_image, check_boot
 from gbxcule.backends.checks import (
     check_block_dim,
+    check_cuda_max_registers,
     check_env,
     check_opcode_dispatch,
     check_positive_int,
@@ -93,6 +94,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         units_out_of_line: bool | None = None,
         opcode_dispatch: bool | None = None,
         block_dim: int | None = None,
+        cuda_max_registers: int | None = None,
     ) -> None:
         """``block_dim``: CUDA threads per block for every launch (a multiple of 32 up to
         1024); ``None`` (default) 64 on CUDA (``checks.CUDA_BLOCK_DIM``). The step kernel
@@ -104,6 +106,10 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         ``StepFeatures``): ``None`` (default) the device's own, out of line on CUDA
         (``kernels/step_cuda.py``) and inlined on the CPU; ``True``/``False`` force one, for
         timing both shapes on both devices. Same results either way.
+
+        ``cuda_max_registers``: the GPU shape's register cap (``None``: its default, 128,
+        ``kernels/codegen.py``; 0: none; else 32-255), for timing caps on a GPU. The GPU
+        shape only. Same results either way.
 
         ``opcode_dispatch``: the inlined shape with each base opcode dispatched to its own
         copy of the fast paths (``kernels/step_cpu.py``); ``None`` (default) on wherever
@@ -133,6 +139,9 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         )
         self.opcode_dispatch = check_opcode_dispatch(
             opcode_dispatch, wp.get_device(device).is_cuda, self.units_out_of_line
+        )
+        self.cuda_max_registers = check_cuda_max_registers(
+            cuda_max_registers, self.units_out_of_line
         )
         self.mem_layout = mem_layout
         joypad_slots(frames_per_step, release_after_frames)

@@ -23,15 +23,29 @@ bytes keep the head where the fastest builds had it (A/B against such a build: b
 (history/cpu-instruction-count.md).
 
 These are codegen choices only: the same source, the same results (every test runs on
-them). They touch CPU builds only; CUDA's options are Warp's defaults, unchanged.
-``GBXCULE_CPU_CODEGEN=plain`` in the environment builds with Warp's defaults instead,
-and ``set_cpu_codegen`` switches a running process (``bench.sweep --cpu-codegen
+them). ``GBXCULE_CPU_CODEGEN=plain`` in the environment builds with Warp's defaults
+instead, and ``set_cpu_codegen`` switches a running process (``bench.sweep --cpu-codegen
 tuned,plain`` times both in one run).
+
+For CUDA, one change to the C++ Warp writes (``cuda_value_init``). Warp declares every
+local of a function uninitialized at its top, and a variable assigned in an ``if`` is
+merged after it by ``wp::where(cond, value_from_the_branch, value_before)``. On the path
+that skips the branch the first operand is undefined, and ptxas keeps the register of
+every such value occupied from the kernel's entry on (it cannot tell the undefined read
+is never selected): in the step kernel these held most of its 255 registers for the whole
+run, and the instruction loop spilled around them. Declared value-initialized (``{}``),
+each is a zero on that path: the GPU shape's step went from 255 registers, 2,096 B of
+stack, 896 B of spill stores and 333 local-memory sites in its instruction loop to 228,
+168 B, 0 and 0 (sm_90, history/performance.md). Only functions of gbxcule's own modules
+and only CUDA builds get it (the CPU build and a user's Warp modules are untouched). It is
+on wherever this Warp's codegen has the function it wraps (Warp 1.19), so a kernel cache
+(one per Warp version) never holds both builds of the same source.
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 import warp as wp
 
@@ -50,6 +64,9 @@ STEP_CUDA_MODULE, STEP_CPU_MODULE = STEP_MODULES[1:]
 # fast paths gets its opcode as a constant (one loop of 256, not 16 of 16: -2 % busy ROM,
 # -3 % game-like). Not a tuning flag: rolled, the dispatch would test 256 opcodes.
 DISPATCH_UNROLL = 256
+# The GPU shape's register cap (its kernel's ``cuda_max_registers``): 16 warps an SM. What
+# the caps cost in stack and in local sites of the instruction loop: history/performance.md.
+STEP_CUDA_MAX_REGISTERS = 128
 
 
 def check_codegen(name: str) -> str:
@@ -94,3 +111,56 @@ def step_module_options(codegen: str | None = None, opcode_dispatch: bool = Fals
     base = "-march=native" if base is None else base
     options["cpu_compiler_flags"] = f"{base} {CPU_TUNING_FLAGS}".strip()
     return options
+
+
+_DECLARATION = re.compile(r"^(\s*)(?!const\b|//|#)(\S.*?\s\**var_\w+);$")
+
+
+def value_initialized(body: str) -> str:
+    """A function body as Warp writes it with each non-constant local of its "primal vars"
+    section declared value-initialized (``wp::int32 var_3;`` -> ``wp::int32 var_3{};``)."""
+    head, marker, rest = body.partition("// primal vars")
+    if not marker:
+        return body
+    decls, forward, tail = rest.partition("// forward")
+    lines = [_DECLARATION.sub(r"\1\2{};", line) for line in decls.split("\n")]
+    return head + marker + "\n".join(lines) + forward + tail
+
+
+def _is_ours(adj) -> bool:
+    func = getattr(adj, "func", None)
+    return getattr(func, "__module__", "").startswith("gbxcule.")
+
+
+def _install_cuda_value_init() -> bool:
+    """Wrap Warp's ``codegen_func_forward`` (warp._src.codegen, Warp 1.19) so that CUDA
+    bodies of gbxcule's functions are ``value_initialized``; False (nothing changed) where
+    this Warp has no such function."""
+    try:
+        from warp._src import codegen as warp_codegen  # type: ignore[attr-defined]
+    except ImportError:
+        return False
+    original = getattr(warp_codegen, "codegen_func_forward", None)
+    if original is None:
+        return False
+    if getattr(original, "_gbxcule_value_init", False):
+        return True
+
+    def codegen_func_forward(adj, func_type="kernel", device="cpu", grid_stride=False):
+        body = original(adj, func_type=func_type, device=device, grid_stride=grid_stride)
+        if device == "cuda" and _is_ours(adj):
+            return value_initialized(body)
+        return body
+
+    codegen_func_forward._gbxcule_value_init = True  # type: ignore[attr-defined]
+    warp_codegen.codegen_func_forward = codegen_func_forward
+    return True
+
+
+_CUDA_VALUE_INIT = _install_cuda_value_init()
+
+
+def cuda_value_init() -> bool:
+    """True when CUDA builds of gbxcule's kernels declare their locals value-initialized
+    (this Warp's codegen could be wrapped; see the module's docstring)."""
+    return _CUDA_VALUE_INIT

@@ -47,7 +47,12 @@ from dataclasses import dataclass
 import warp as wp
 
 from gbxcule.kernels.apu import apu_slice_target, apu_step_end
-from gbxcule.kernels.codegen import STEP_CPU_MODULE, STEP_CUDA_MODULE, step_module_options
+from gbxcule.kernels.codegen import (
+    STEP_CPU_MODULE,
+    STEP_CUDA_MAX_REGISTERS,
+    STEP_CUDA_MODULE,
+    step_module_options,
+)
 from gbxcule.kernels.cpu_regs import load_regs, store_regs
 from gbxcule.kernels.cpu_step import (
     RUN_BAIL,
@@ -233,10 +238,18 @@ class StepFeatures:
     # (kernels/cpu_step.py, make_fast_by_opcode), which run in a loop of their own,
     # cpu_run_fast (without hooks). CPU only: NVRTC runs out of memory on it.
     opcode_dispatch: bool = False
+    # The GPU shape's register cap (the CUDA kernel's ``cuda_max_registers``; 0: none):
+    # kernels/codegen.py, STEP_CUDA_MAX_REGISTERS. The GPU shape only.
+    cuda_max_registers: int = STEP_CUDA_MAX_REGISTERS
 
     def __post_init__(self):
         if self.opcode_dispatch and self.units_out_of_line:
             raise ValueError("opcode_dispatch is the inlined shape's: not with units_out_of_line")
+        cap = self.cuda_max_registers
+        if isinstance(cap, bool) or not isinstance(cap, int) or not (cap == 0 or 32 <= cap <= 255):
+            raise ValueError(f"cuda_max_registers must be 0 (no cap) or 32-255, got {cap!r}")
+        if cap != STEP_CUDA_MAX_REGISTERS and not self.units_out_of_line:
+            raise ValueError("cuda_max_registers is the GPU shape's: only with units_out_of_line")
 
     @property
     def module(self) -> str | None:
@@ -521,7 +534,16 @@ def _make_kernel(features: StepFeatures, run_frame):
         # first, env_view's copy was 760 B of every thread's frame), and as the kernel's
         # own argument ``m``, which only the inlined, call-free instruction loop reads
         # (cpu_hot_loop), so its array descriptors come from the constant bank.
-        @wp.kernel(name="step_kernel", module=module, enable_backward=False, **unique_options)
+        cap = features.cuda_max_registers
+        cap_option = {"cuda_max_registers": cap} if cap else {}
+
+        @wp.kernel(
+            name="step_kernel",
+            module=module,
+            enable_backward=False,
+            **unique_options,
+            **cap_option,
+        )
         def step_kernel_gpu(
             m: Machine,
             ms: wp.array(dtype=Machine),
@@ -571,15 +593,22 @@ step_kernel = make_step_kernel(StepFeatures())
 
 
 def step_kernel_variant(
-    hooks: bool = False, units_out_of_line: bool = False, opcode_dispatch: bool = False
+    hooks: bool = False,
+    units_out_of_line: bool = False,
+    opcode_dispatch: bool = False,
+    cuda_max_registers: int | None = None,
 ):
     """The step kernel with these features compiled in: ``step_kernel`` when none is, else
     the variant, built on the first call (one per feature set) and compiled on its first
-    launch."""
+    launch. ``cuda_max_registers``: the GPU shape's register cap (``None``: its default,
+    ``STEP_CUDA_MAX_REGISTERS``; 0: none)."""
     features = StepFeatures(
         hooks=bool(hooks),
         units_out_of_line=bool(units_out_of_line),
         opcode_dispatch=bool(opcode_dispatch),
+        cuda_max_registers=(
+            STEP_CUDA_MAX_REGISTERS if cuda_max_registers is None else cuda_max_registers
+        ),
     )
     return _variant(features)
 
