@@ -26,6 +26,7 @@ import argparse
 import csv
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -66,8 +67,11 @@ SHOWN = (
 )
 
 
-def ncu_command(ncu: str, envs: int, rom: str, with_local: bool) -> list[str]:
-    """The ncu command line: one step_kernel launch, its details page as CSV."""
+def ncu_command(
+    ncu: str, envs: int, rom: str, with_local: bool, mem_layout: str = "interleaved"
+) -> list[str]:
+    """The ncu command line: one step_kernel launch, its details page as CSV, the backend's
+    state in ``mem_layout`` (the CUDA backend's default: interleaved)."""
     cmd = [ncu, "--target-processes", "all", "--kernel-name", "regex:step_kernel"]
     cmd += ["--launch-skip", "3", "--launch-count", "1"]
     for section in SECTIONS:
@@ -77,6 +81,7 @@ def ncu_command(ncu: str, envs: int, rom: str, with_local: bool) -> list[str]:
     cmd += ["--csv", "--page", "details", "--print-units", "base"]
     cmd += [sys.executable, "-m", "bench.sweep", "--backends", "warp-cuda", "--envs", str(envs)]
     cmd += ["--steps", "1", "--render", "off", "--out", "/tmp/gbx-ncu-sweep"]
+    cmd += ["--mem-layout", mem_layout]
     if rom != "demo":
         cmd += ["--rom", rom]
     return cmd
@@ -112,6 +117,18 @@ def parse_details(text: str) -> list[dict[str, Any]]:
     return out
 
 
+_EXCESS = re.compile(r"total of (\d+) excessive sectors \((\d+)% of the total (\d+) sectors\)")
+
+
+def excess_sectors(text: str) -> dict[str, int] | None:
+    """The uncoalesced-access rule's figures in ncu's output: excess and total global
+    sectors (the rule is absent where the accesses coalesce well enough)."""
+    m = _EXCESS.search(text)
+    if m is None:
+        return None
+    return {"excess": int(m.group(1)), "percent": int(m.group(2)), "total": int(m.group(3))}
+
+
 def summary_lines(metrics: list[dict[str, Any]], label: str) -> list[str]:
     by_name = {m["name"]: m for m in metrics}
     lines = [
@@ -136,7 +153,7 @@ def summary_lines(metrics: list[dict[str, Any]], label: str) -> list[str]:
     return lines
 
 
-def run(envs: int, rom: str, out: Path) -> dict[str, Any]:
+def run(envs: int, rom: str, out: Path, mem_layout: str = "interleaved") -> dict[str, Any]:
     ncu = shutil.which("ncu")
     if ncu is None:
         raise ValueError("ncu (Nsight Compute) is not on the PATH")
@@ -145,18 +162,20 @@ def run(envs: int, rom: str, out: Path) -> dict[str, Any]:
     attempts = []
     for with_local in (True, False):
         done = subprocess.run(
-            ncu_command(ncu, envs, rom, with_local), capture_output=True, text=True
+            ncu_command(ncu, envs, rom, with_local, mem_layout), capture_output=True, text=True
         )
         metrics = parse_details(done.stdout)
         attempts.append({"local_bytes": with_local, "rc": done.returncode, "metrics": len(metrics)})
         if metrics:
             break
         print(done.stdout[-3000:], done.stderr[-3000:], sep="\n", file=sys.stderr)
-    csv_path = out / f"ncu-{rom}-{envs}.csv"
+    csv_path = out / f"ncu-{rom}-{envs}-{mem_layout}.csv"
     write_atomic(csv_path, (done.stdout + "\n# stderr\n" + done.stderr).encode())
     row = {
         "rom": rom,
         "envs": envs,
+        "mem_layout": mem_layout,
+        "excess_sectors": excess_sectors(done.stdout),
         "attempts": attempts,
         "seconds": time.perf_counter() - t0,
         "metrics": metrics,
@@ -174,7 +193,14 @@ def write_summary(out: Path) -> str:
     for line in (out / "results.jsonl").read_text().splitlines():
         r = json.loads(line)
         when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["timestamp"]))
-        lines += summary_lines(r["metrics"], f"{r['rom']}, {r['envs']} envs ({when} UTC)")
+        layout = r.get("mem_layout", "env_major")  # rows before issue #41 ran env-major
+        lines += summary_lines(r["metrics"], f"{r['rom']}, {r['envs']} envs, {layout} ({when} UTC)")
+        excess = r.get("excess_sectors")
+        if excess:
+            lines.append(
+                f"Uncoalesced global accesses: {excess['excess']:,} excess of {excess['total']:,} "
+                f"sectors ({excess['percent']} %)."
+            )
         lines.append("")
     text = "\n".join(lines)
     write_atomic(out / "summary.md", text.encode())
@@ -185,6 +211,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--envs", type=int, default=16384)
     ap.add_argument("--rom", default="demo", choices=("demo", "quest", "busy", "game"))
+    ap.add_argument(
+        "--mem-layout",
+        default="interleaved",
+        choices=("interleaved", "env_major"),
+        help="the backend's state layout (default: the CUDA backend's own, interleaved)",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS_DIR)
     ap.add_argument("--parse", type=Path, default=None, help="print a kept CSV's summary")
     args = ap.parse_args(argv)
@@ -195,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.envs < 1:
         ap.error(f"--envs must be >= 1, got {args.envs}")
     try:
-        row = run(args.envs, args.rom, args.out)
+        row = run(args.envs, args.rom, args.out, args.mem_layout)
     except ValueError as exc:
         ap.error(str(exc))
     print(write_summary(args.out))

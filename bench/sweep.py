@@ -85,6 +85,8 @@ class SweepRow:
     cores: int = 1  # CPU cores the backend ran on (0: a GPU backend)
     repeat: int = 0
     cpu_codegen: str = ""  # warp-cpu: how its step kernel was compiled (kernels/codegen.py)
+    # Warp backends: the state layout the run used (env_major / interleaved), named or not
+    mem_layout: str = ""
 
 
 def _progress(done: int, total: int, label: str) -> None:
@@ -161,6 +163,7 @@ def measure(
             sync()
         seconds = time.perf_counter() - t0
         cores = _cores_used(backend, env, num_envs)
+        layout = str(getattr(env, "mem_layout", ""))
     finally:
         env.close()
     sps = steps * num_envs / seconds
@@ -182,6 +185,7 @@ def measure(
         cores=cores,
         repeat=repeat,
         cpu_codegen=cpu_codegen or "",
+        mem_layout=layout,
     )
 
 

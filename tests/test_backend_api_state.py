@@ -14,7 +14,7 @@ import torch
 import warp as wp
 
 from gbxcule.backends.device_inputs import EnvMaskError
-from gbxcule.backends.machine_state import MachineLayout, MachineStateError, copy_state
+from gbxcule.backends.machine_state import MachineLayout, MachineStateError, capture_env, copy_state
 from gbxcule.backends.start_states import StartStateError
 from gbxcule.backends.warp_base import per_env_arrays
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
@@ -217,3 +217,16 @@ def test_serial_output_restarts_with_the_restored_env(tmp_path):
         assert b.serial_output(1) == sent
         b.step(np.zeros(2, dtype=np.int64))
         assert 0 < len(b.serial_output(0)) < len(sent)
+
+
+def test_copy_envs_carries_every_field_in_both_layouts(backend):
+    """A swarm copy (``copy_envs``) gives the destination every per-env field of its
+    source, whatever the layout (every block interleaved: elements N apart, issue #41)."""
+    run(backend, 3, seed=5)
+    src = np.array([0, 1, 1, 3], dtype=np.int32)[: backend.num_envs]
+    mask = np.zeros(backend.num_envs, dtype=bool)
+    mask[2] = True
+    want = capture_env(backend.machine, 1)
+    backend.copy_envs(src, mask)
+    got = capture_env(backend.machine, 2)
+    assert same(got, want) == []

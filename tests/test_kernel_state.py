@@ -93,3 +93,35 @@ def test_rom_code_packs_three_bytes_little_endian():
         1, rom=arr, boot=np.zeros(256, np.uint8), cart=cart_config(image)[1], device="cpu"
     )
     assert m.rom_code.numpy()[ROM_CODE_PAD + 0x150] == 0xBEEF21  # LD HL,n16 = $21, then $EF $BE
+
+
+def test_interleaved_layout_puts_the_env_axis_last_in_every_block():
+    """mem_layout="interleaved" (the CUDA default) lays every per-env block out with
+    neighbouring envs next to each other, so the lanes of a warp reading one field or
+    address read one line (issue #41); env_major keeps each env's row contiguous."""
+    rom = build_rom('SECTION "main", ROM0[$0150]\n.l:\n    jr .l\n', cart_type="MBC3+TIMER+BATTERY")
+    _, cart = cart_config(rom)
+    arrays = {}
+    for layout in ("env_major", "interleaved"):
+        m = allocate_machine(
+            NUM_ENVS,
+            rom=np.frombuffer(rom, dtype=np.uint8),
+            boot=np.zeros(0x100, dtype=np.uint8),
+            cart=cart,
+            device="cpu",
+            mem_layout=layout,
+        )
+        arrays[layout] = {
+            name: getattr(m, name)
+            for name, var in Machine.vars.items()
+            if hasattr(var.type, "ndim") and var.type.ndim >= 2
+        }
+    assert {"mem", "i32", "i64", "apu", "rtc", "line_latch", "video_log"} <= set(
+        arrays["interleaved"]
+    )
+    for name, arr in arrays["interleaved"].items():
+        item = wp.types.type_size_in_bytes(arr.dtype)
+        assert arr.strides[0] == item, f"{name}: env stride {arr.strides[0]} B, item {item} B"
+        assert arr.shape == arrays["env_major"][name].shape, name
+    for name, arr in arrays["env_major"].items():
+        assert arr.strides[-1] == wp.types.type_size_in_bytes(arr.dtype), name

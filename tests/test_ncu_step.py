@@ -91,8 +91,24 @@ def test_command_profiles_the_second_warm_up_step():
     i = cmd.index(sys.executable)
     assert cmd[i : i + 3] == [sys.executable, "-m", "bench.sweep"]
     assert cmd[cmd.index("--envs") + 1] == "4096" and cmd[-2:] == ["--rom", "busy"]
-    plain = ncu_step.ncu_command("ncu", 1, "demo", False)
+    assert cmd[cmd.index("--mem-layout") + 1] == "interleaved"  # the CUDA backend's default
+    plain = ncu_step.ncu_command("ncu", 1, "demo", False, "env_major")
     assert "--metrics" not in plain and "--rom" not in plain
+    assert plain[plain.index("--mem-layout") + 1] == "env_major"
+
+
+def test_the_uncoalesced_access_rule_is_read():
+    rule = (
+        '"0","1","step_kernel","uncoalesced","This kernel has uncoalesced global accesses '
+        "resulting in a total of 8154904479 excessive sectors (82% of the total 9997798098 "
+        'sectors). Check the L2 Theoretical Sectors Global Excessive table"'
+    )
+    assert ncu_step.excess_sectors(CSV + "\n" + rule) == {
+        "excess": 8154904479,
+        "percent": 82,
+        "total": 9997798098,
+    }
+    assert ncu_step.excess_sectors(CSV) is None
 
 
 def test_missing_ncu_is_a_clear_error(tmp_path, monkeypatch, capsys):
@@ -124,7 +140,7 @@ def test_run_falls_back_to_sections_when_the_counters_are_refused(tmp_path, monk
         {"local_bytes": True, "rc": 1, "metrics": 0},
         {"local_bytes": False, "rc": 0, "metrics": 6},
     ]
-    assert (out / "ncu-demo-64.csv").read_text().startswith("==PROF== Connected")
+    assert (out / "ncu-demo-64-interleaved.csv").read_text().startswith("==PROF== Connected")
     assert "## demo, 64 envs" in (out / "summary.md").read_text()
     assert "Failed to find metric" in capsys.readouterr().err
 

@@ -9,7 +9,10 @@ device, ``WARP_CACHE_PATH=<dir>`` with ``warp.config.cuda_output = "cubin"``
 "(compiled)". A module whose source changed after this ran has another hash and simply
 compiles there again. Each block size a session launches with (``block_dim``: 64, the
 CUDA default, and 256 and 32 for the ``block64`` and ``block32`` knobs of bench.gpu_knobs)
-is a variant of its own.
+is a variant of its own. The step kernels bench.gpu_shape_ab compares are built too, at the
+default block size: its register caps here, and in a child process with the locals left
+uninitialized (``GBXCULE_CUDA_VALUE_INIT=0``, kernels/codegen.py) every module again and
+the step before issue #41, into the cache folder such a process uses (``value-init-off``).
 
 Usage: python tools/gpu_precompile.py [--out .gpucache] [--arch 90] [--block-dims 64,256,32]
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,6 +42,20 @@ def cuda_modules():
     yield "hooked GPU shape", hooked.module
 
 
+def ab_modules(value_init: bool):
+    """(name, warp module) of the step kernels bench.gpu_shape_ab times beyond the default
+    (a process with ``value_init`` off builds the step before issue #41)."""
+    from gbxcule.kernels.step import step_kernel_variant
+
+    if value_init:
+        for cap in (0, 96):
+            kernel = step_kernel_variant(units_out_of_line=True, cuda_max_registers=cap)
+            yield f"GPU shape, register cap {cap or 'none'}", kernel.module
+    else:
+        kernel = step_kernel_variant(units_out_of_line=True, hot_loop=False, cuda_max_registers=0)
+        yield "GPU shape before issue #41", kernel.module
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=".gpucache", help="the kernel cache's base directory")
@@ -47,8 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         default="64,256,32",
         help="CUDA block sizes to build (64: the backends' default)",
     )
+    parser.add_argument("--value-init-off", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     os.environ["WARP_CACHE_PATH"] = str(Path(args.out).resolve())
+    if args.value_init_off:  # read when gbxcule.kernels is first imported
+        os.environ["GBXCULE_CUDA_VALUE_INIT"] = "0"
     import warp as wp
 
     wp.config.log_level = wp.LOG_WARNING
@@ -57,10 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter()
     block_dims = [int(b) for b in args.block_dims.split(",") if b]
     for name, module in cuda_modules():
-        for block_dim in block_dims:
+        for block_dim in block_dims if not args.value_init_off else [64]:
             start = time.perf_counter()
             build(module, block_dim, args.arch)
             print(f"{name}, block_dim {block_dim}: {time.perf_counter() - start:.0f} s", flush=True)
+    for name, module in ab_modules(value_init=not args.value_init_off):
+        start = time.perf_counter()
+        build(module, 64, args.arch)
+        print(f"{name}, block_dim 64: {time.perf_counter() - start:.0f} s", flush=True)
     # Module.load needs the CUBIN and its .meta; the CUDA sources would only weigh on the
     # device call that carries them.
     sources = list(Path(wp.config.kernel_cache_dir).rglob("*.cu"))
@@ -68,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         path.unlink()
     size = sum(p.stat().st_size for p in Path(wp.config.kernel_cache_dir).rglob("*") if p.is_file())
     print(f"all built in {time.perf_counter() - total:.0f} s: {size / 1e6:.1f} MB")
+    if not args.value_init_off:
+        child = [sys.executable, __file__, "--out", args.out, "--arch", str(args.arch)]
+        subprocess.run([*child, "--value-init-off"], check=True)
     return 0
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything a session with a lent GPU runs (issue #33), in three device calls back to back:
+# Everything a session with a lent GPU runs (issues #33, #41), in three device calls back to back:
 # 15 device minutes in all, the machine's start (1-2 min), transfers and idle waits counted,
 # and the machine goes cold ~30 s after a call. Run from the repo root on the device:
 #
@@ -13,10 +13,21 @@ PLAN='
   call  timeout_s  carry                       phases                  budget
   -     -          (machine start)             -                         120 s
   1     60         .devcarry/a .gpucache       stage                      20 s
-  2     360        .devcarry/b .whl            install parity sweep      330 s
-  3     240        -                           rl profile api goals      210 s
+  2     480        .devcarry/b .whl            install ab                345 s
+  3     240        -                           parity goals              195 s
   -     -          (transfers, 3 calls)        -                          40 s
 '
+# Issue #41's call opens the session (call 2, at most 8 minutes with the install): ab 320,
+# bench.gpu_shape_ab 240 (the step before and after the issue, env-major and interleaved,
+# no register cap and 96: demo, busy ROM and quest at 16,384 and 65,536 envs, 3 steps
+# each, the game-like ROM at 16,384, 2 steps; ~40 s a configuration at the old speeds,
+# each configuration a child process loading its staged CUBINs; its budget skips the last
+# configurations where the old ones run long), then Nsight Compute on one step of the new
+# kernel, interleaved: demo at 16,384 envs 40, quest at 4,096 40
+# (one step each; quest at 16,384 took over 30 s). Then parity on the new kernels (call
+# 3): they have run on no GPU yet. The sweep, rl, profile and api phases stay, for a
+# session with minutes left (run them with one more call: `bash tools/gpu_session.sh
+# sweep rl profile api goals`).
 # Phase caps (seconds), sized on the two H100 sessions (2026-11-27, history/gpu-parity.md):
 # install 25 (18 s measured); parity 190: the RL and Gymnasium/SB3 tests 75 (never reached
 # in the first two sessions: each of their steps waits on a ~150 ms GPU step, and the first
@@ -43,7 +54,7 @@ PLAN='
 # The procedure and what the tests check: history/gpu-parity.md.
 set -euo pipefail
 
-PHASES="stage install parity sweep rl profile api goals"
+PHASES="stage install ab parity sweep rl profile api goals"
 if [ "${1:-}" = --plan ]; then
   echo "$PLAN"
   awk '$NF == "s" { total += $(NF-1) } END { printf "total budget: %d s (%.1f min)\n", total, total / 60 }' <<< "$PLAN"
@@ -66,10 +77,11 @@ mkdir -p "$OUT" "$RES/parity"
 
 if [ -n "${GBX_DRY_RUN:-}" ]; then
   BK=warp-cpu DEV=cpu STEPS=2 SIZES=2,4 BIG=4 BIGGEST=8 RL=4,8 NCU=4 NCU_SMALL=2 SCALE=4
+  ABENVS=2,4
   KNOB=shapes  # block32 is CUDA's alone; the dry run checks the same command with another knob
 else
   BK=warp-cuda DEV=cuda STEPS=10 SIZES=1024,16384,65536 BIG=16384 BIGGEST=65536
-  RL=4096,16384 NCU=16384 NCU_SMALL=4096 SCALE=1 KNOB=block32
+  RL=4096,16384 NCU=16384 NCU_SMALL=4096 SCALE=1 KNOB=block32 ABENVS=16384,65536
   export WARP_CACHE_PATH=/tmp/gbx-cache  # the CUBINs built here (tools/gpu_precompile.py)
 fi
 
@@ -174,6 +186,18 @@ run_phase() {
       need_warp
       gpu_tests api 30 tests/test_emu_cuda.py tests/test_backend_api_cuda.py \
         tests/test_pixels_backend.py || failed=1
+      ;;
+    ab)
+      need_warp
+      capped 240 python3 -m bench.gpu_shape_ab --device "$DEV" --envs "$ABENVS" \
+        --game-envs "$BIG" --steps 3 --game-steps 2 --budget-s "$(budget 240)" \
+        --out "$RES/shape-ab" || failed=1
+      if [ -z "${GBX_DRY_RUN:-}" ]; then
+        capped 40 python3 -m bench.ncu_step --rom demo --envs "$NCU" --mem-layout interleaved \
+          --out "$RES/ncu" || true
+        capped 40 python3 -m bench.ncu_step --rom quest --envs "$NCU_SMALL" \
+          --mem-layout interleaved --out "$RES/ncu" || true
+      fi
       ;;
     sweep)
       need_warp

@@ -174,6 +174,7 @@ class HooksMixin:
             units_out_of_line=self.units_out_of_line,
             opcode_dispatch=self.opcode_dispatch,
             cuda_max_registers=self.cuda_max_registers,
+            hot_loop=self.hot_loop,
         )
 
     def hook_hits_torch(self) -> torch.Tensor:

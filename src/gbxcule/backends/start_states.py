@@ -29,28 +29,31 @@ class StartStateError(ValueError):
 
 
 def field_tables(m: Any, layout: MachineLayout, device: Any) -> dict[str, wp.array]:
-    """The kernels' per-field address table (see ``kernels/start_states.py``) and word map."""
-    ptrs, env_strides, byte_strides, first_words = [], [], [], []
+    """The kernels' per-field address table (see ``kernels/start_states.py``) and word map.
+
+    Each env's data of a field must be contiguous, or (the interleaved layout) its elements
+    a fixed stride apart in row-major order; a state word read or written whole must be
+    4-byte aligned."""
+    ptrs, env_strides, items, elem_strides, first_words = [], [], [], [], []
     word_field = np.empty(layout.nbytes // WORD_BYTES, dtype=np.int32)
     for k, (f, (name, arr)) in enumerate(zip(layout.fields, per_env_arrays(m))):
         item = f.dtype.itemsize
         strides = tuple(int(s) for s in arr.strides)
-        inner = strides[1:]
-        dense = [item * int(np.prod(f.shape[d + 1 :], dtype=np.int64)) for d in range(len(f.shape))]
-        if list(inner) == dense:
-            byte_stride = 1
-        elif len(f.shape) == 1 and item == 1:
-            byte_stride = inner[0]  # e.g. mem interleaved: consecutive bytes are N apart
-        else:
+        counts = [int(np.prod(f.shape[d + 1 :], dtype=np.int64)) for d in range(len(f.shape))]
+        elem = strides[-1] if len(f.shape) else item
+        if list(strides[1:]) != [elem * c for c in counts]:
             raise MachineStateError(
                 f"Machine.{name} has strides {strides}; the start-state kernels need each env's "
-                "data contiguous, or a 1-D byte row with a fixed stride"
+                "elements a fixed stride apart in row-major order"
             )
-        if byte_stride == 1 and ((arr.ptr or 0) % WORD_BYTES or strides[0] % WORD_BYTES):
+        whole = elem == item or item >= WORD_BYTES
+        aligned = (arr.ptr or 0) % WORD_BYTES == 0 and strides[0] % WORD_BYTES == 0
+        if whole and not (aligned and (elem == item or elem % WORD_BYTES == 0)):
             raise MachineStateError(f"Machine.{name} is not {WORD_BYTES}-byte aligned")
         ptrs.append(arr.ptr)
         env_strides.append(strides[0])
-        byte_strides.append(byte_stride)
+        items.append(item)
+        elem_strides.append(elem)
         first = f.offset // WORD_BYTES
         first_words.append(first)
         word_field[first : first + f.nbytes // WORD_BYTES] = k
@@ -60,8 +63,9 @@ def field_tables(m: Any, layout: MachineLayout, device: Any) -> dict[str, wp.arr
         "field_env_stride": wp.array(
             np.array(env_strides, np.int64), dtype=wp.int64, device=device
         ),
-        "field_byte_stride": wp.array(
-            np.array(byte_strides, np.int64), dtype=wp.int64, device=device
+        "field_item": wp.array(np.array(items, np.int32), dtype=wp.int32, device=device),
+        "field_elem_stride": wp.array(
+            np.array(elem_strides, np.int64), dtype=wp.int64, device=device
         ),
         "field_first_word": wp.array(
             np.array(first_words, np.int32), dtype=wp.int32, device=device
@@ -182,7 +186,8 @@ class StartStateCache:
             t["word_field"],
             t["field_ptr"],
             t["field_env_stride"],
-            t["field_byte_stride"],
+            t["field_item"],
+            t["field_elem_stride"],
             t["field_first_word"],
         ]
 

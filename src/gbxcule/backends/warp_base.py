@@ -11,11 +11,13 @@ Host code sees the per-env scalars by name: ``field_view(m, "pc")`` is the 1-D
 ``.zero_()`` work on it), and ``per_env_arrays`` lists every per-env field that
 way, in ``I32_FIELDS`` / ``I64_FIELDS`` order.
 
-``mem`` and the scalar blocks ``i32``/``i64`` can be laid out env-major (``[N, k]``,
-one contiguous row per env: best on the CPU, where a worker thread owns a slice of
-envs) or interleaved (storage ``[k, N]`` viewed as ``[N, k]`` with swapped strides,
-so lanes touching the same address or field sit next to each other: the layout
-that coalesces on a GPU); kernels index them the same way either way.
+Every per-env block (``mem``, the scalar blocks ``i32``/``i64``, the sound unit's row, the
+MBC3 clock, the serial ring, the joypad queue, the line latches, the frame's VRAM/OAM and
+its write log) can be laid out env-major (``[N, k]``, one contiguous row per env: best on
+the CPU, where a worker thread owns a slice of envs) or interleaved (storage ``[k, N]``,
+or ``[k1, k2, N]``, viewed as ``[N, k]`` with permuted strides, so lanes touching the
+same address or field sit next to each other: the layout that coalesces on a GPU, and
+the CUDA backend's default); kernels index them the same way either way.
 """
 
 from __future__ import annotations
@@ -49,7 +51,6 @@ def _fields(name: str) -> tuple[str, ...]:
 
 CACHE_LINE_BYTES = 64
 SCALAR_BLOCKS = ("i32", "i64")  # Machine fields holding one column per per-env scalar
-INTERLEAVABLE = ("mem", *SCALAR_BLOCKS)  # fields mem_layout="interleaved" lays out [k, N]
 
 
 # Trailing shape (after the env axis) of every per-env array with more than one dimension.
@@ -188,18 +189,19 @@ def allocate_machine(
                     f"Machine.{name} is a {vtype.ndim}-D per-env array; add its trailing shape "
                     "to TRAILING_SHAPES in gbxcule/backends/warp_base.py"
                 )
-            interleaved = mem_layout == "interleaved" and name in INTERLEAVABLE
+            interleaved = mem_layout == "interleaved"  # every per-env block, env axis last
             setattr(m, name, _per_env_zeros(num_envs, trailing, vtype.dtype, device, interleaved))
     return m
 
 
 def _per_env_zeros(num_envs: int, trailing: tuple[int, ...], dtype, device: str, interleaved: bool):
-    """Zeroed ``[num_envs, *trailing]``: interleaved (storage ``[k, N]``), or env-major with
-    each env's row padded to whole cache lines, so worker threads that own neighbouring envs
-    never write to the same line (false sharing made 2 envs on 2 threads slower than 1)."""
+    """Zeroed ``[num_envs, *trailing]``: interleaved (storage ``[*trailing, N]``, viewed with
+    the env axis first), or env-major with each env's row padded to whole cache lines, so
+    worker threads that own neighbouring envs never write to the same line (false sharing
+    made 2 envs on 2 threads slower than 1)."""
     if interleaved:
-        (cols,) = trailing
-        return wp.zeros((cols, num_envs), dtype=dtype, device=device).transpose()
+        storage = wp.zeros((*trailing, num_envs), dtype=dtype, device=device)
+        return storage.transpose((len(trailing), *range(len(trailing))))
     if len(trailing) != 1:
         return wp.zeros((num_envs, *trailing), dtype=dtype, device=device)
     (cols,) = trailing

@@ -95,6 +95,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         opcode_dispatch: bool | None = None,
         block_dim: int | None = None,
         cuda_max_registers: int | None = None,
+        hot_loop: bool = True,
     ) -> None:
         """``block_dim``: CUDA threads per block for every launch (a multiple of 32 up to
         1024); ``None`` (default) 64 on CUDA (``checks.CUDA_BLOCK_DIM``). The step kernel
@@ -109,6 +110,10 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
 
         ``cuda_max_registers``: the GPU shape's register cap (``None``: its default, 128,
         ``kernels/codegen.py``; 0: none; else 32-255), for timing caps on a GPU. The GPU
+        shape only. Same results either way.
+
+        ``hot_loop``: the GPU shape's call-free instruction loop (``kernels/cpu_step.py``,
+        ``cpu_hot_loop``); ``False`` is the shape before it, for timing both. The GPU
         shape only. Same results either way.
 
         ``opcode_dispatch``: the inlined shape with each base opcode dispatched to its own
@@ -143,6 +148,11 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         self.cuda_max_registers = check_cuda_max_registers(
             cuda_max_registers, self.units_out_of_line
         )
+        if not isinstance(hot_loop, bool):
+            raise TypeError(f"hot_loop must be True or False, got {hot_loop!r}")
+        if not hot_loop and not self.units_out_of_line:
+            raise ValueError("hot_loop=False is the GPU shape's (units_out_of_line=True)")
+        self.hot_loop = hot_loop
         self.mem_layout = mem_layout
         joypad_slots(frames_per_step, release_after_frames)
         check_step_timing(self.codec, frames_per_step, release_after_frames, None)
@@ -323,11 +333,20 @@ class WarpVecCpuBackend(WarpVecBase):
 
 
 class WarpVecCudaBackend(WarpVecBase):
-    """All envs in one launch on a CUDA device."""
+    """All envs in one launch on a CUDA device, every per-env block interleaved by default
+    (``mem_layout``: the lanes of a warp reading one field or address read one line;
+    ``"env_major"``, the CPU's, is still accepted for timing both)."""
 
     name = "warp-cuda"
 
-    def __init__(self, rom_path: str | Path, *, device: str = "cuda:0", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        rom_path: str | Path,
+        *,
+        device: str = "cuda:0",
+        mem_layout: str = "interleaved",
+        **kwargs: Any,
+    ) -> None:
         if not str(device).startswith("cuda"):
             raise ValueError(
                 f"WarpVecCudaBackend runs on a CUDA device ('cuda' or 'cuda:N'), got "
@@ -336,4 +355,4 @@ class WarpVecCudaBackend(WarpVecBase):
         wp.init()
         if not wp.is_cuda_available():
             raise RuntimeError("WarpVecCudaBackend needs a CUDA device; none is visible to Warp")
-        super().__init__(rom_path, device=device, **kwargs)
+        super().__init__(rom_path, device=device, mem_layout=mem_layout, **kwargs)

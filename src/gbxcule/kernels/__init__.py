@@ -1,5 +1,9 @@
 """Warp kernels and ``@wp.func``s, one hardware unit per module (see ARCHITECTURE.md)."""
 
+# CUDA builds of every module here declare their locals value-initialized: imported first,
+# so no kernels module is built before it (kernels/codegen.py, cuda_value_init)
+from gbxcule.kernels import codegen as _codegen  # noqa: F401
+
 # Every module here that defines a @wp.kernel, with one entry point its PTX must contain
 # ("" where any will do): what CI builds for sm_90 and bench.cuda_build_report measures.
 KERNEL_MODULES = {

@@ -39,7 +39,9 @@ stack, 896 B of spill stores and 333 local-memory sites in its instruction loop 
 168 B, 0 and 0 (sm_90, history/performance.md). Only functions of gbxcule's own modules
 and only CUDA builds get it (the CPU build and a user's Warp modules are untouched). It is
 on wherever this Warp's codegen has the function it wraps (Warp 1.19), so a kernel cache
-(one per Warp version) never holds both builds of the same source.
+(one per Warp version) never holds both builds of the same source; ``GBXCULE_CUDA_VALUE_INIT=0``
+in the environment turns it off for timing both (bench/gpu_shape_ab.py), and that process
+then keeps its kernels in a cache folder of their own (``value-init-off`` under Warp's).
 """
 
 from __future__ import annotations
@@ -132,10 +134,17 @@ def _is_ours(adj) -> bool:
     return getattr(func, "__module__", "").startswith("gbxcule.")
 
 
+VALUE_INIT_ENV = "GBXCULE_CUDA_VALUE_INIT"
+
+
 def _install_cuda_value_init() -> bool:
     """Wrap Warp's ``codegen_func_forward`` (warp._src.codegen, Warp 1.19) so that CUDA
     bodies of gbxcule's functions are ``value_initialized``; False (nothing changed) where
-    this Warp has no such function."""
+    this Warp has no such function, or ``GBXCULE_CUDA_VALUE_INIT=0`` says not to (that
+    process's kernel cache is then a folder of its own)."""
+    if os.environ.get(VALUE_INIT_ENV, "1").strip() == "0":
+        _separate_kernel_cache("value-init-off")
+        return False
     try:
         from warp._src import codegen as warp_codegen  # type: ignore[attr-defined]
     except ImportError:
@@ -155,6 +164,20 @@ def _install_cuda_value_init() -> bool:
     codegen_func_forward._gbxcule_value_init = True  # type: ignore[attr-defined]
     warp_codegen.codegen_func_forward = codegen_func_forward
     return True
+
+
+def _separate_kernel_cache(name: str) -> None:
+    """Warp's kernel cache moved to a folder ``name`` under its base (``WARP_CACHE_PATH``, or
+    Warp's default), so builds of the same source made another way never meet."""
+    from warp._src import build  # type: ignore[attr-defined]
+
+    base = os.environ.get("WARP_CACHE_PATH")
+    if base is None:
+        base = build.appdirs.user_cache_dir(appname="warp", appauthor="NVIDIA")
+    path = os.path.join(base, name)
+    wp.config.kernel_cache_dir = path
+    if getattr(build, "_resolved_kernel_cache_dir", None) is not None:  # Warp already started
+        build.init_kernel_cache(path)
 
 
 _CUDA_VALUE_INIT = _install_cuda_value_init()

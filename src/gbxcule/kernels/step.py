@@ -241,6 +241,11 @@ class StepFeatures:
     # The GPU shape's register cap (the CUDA kernel's ``cuda_max_registers``; 0: none):
     # kernels/codegen.py, STEP_CUDA_MAX_REGISTERS. The GPU shape only.
     cuda_max_registers: int = STEP_CUDA_MAX_REGISTERS
+    # The GPU shape's instruction loop: the fast paths in ``cpu_hot_loop``, a loop of their
+    # own that calls nothing (True, the default); False is the shape before it (issue #41),
+    # the fast paths in ``cpu_step`` beside the calls, kept for timing both on a GPU
+    # (bench/gpu_shape_ab.py). The GPU shape only.
+    hot_loop: bool = True
 
     def __post_init__(self):
         if self.opcode_dispatch and self.units_out_of_line:
@@ -250,6 +255,8 @@ class StepFeatures:
             raise ValueError(f"cuda_max_registers must be 0 (no cap) or 32-255, got {cap!r}")
         if cap != STEP_CUDA_MAX_REGISTERS and not self.units_out_of_line:
             raise ValueError("cuda_max_registers is the GPU shape's: only with units_out_of_line")
+        if not self.hot_loop and not self.units_out_of_line:
+            raise ValueError("hot_loop=False is the GPU shape's: only with units_out_of_line")
 
     @property
     def module(self) -> str | None:
@@ -278,7 +285,7 @@ class StepFeatures:
         if not self.units_out_of_line:
             return cpu_step, check_interrupts, sync_units, halt_through_lcd
         return (
-            make_cpu_step(out_of_line=True, module=self.module, fast=False),
+            make_cpu_step(out_of_line=True, module=self.module, fast=not self.hot_loop),
             check_interrupts_outlined,
             sync_units_outlined,
             halt_through_lcd_outlined,
@@ -322,7 +329,7 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
     # Machine ``k``: code in ROM only, and it ends no slice itself)
     run_fast = None
     run_ram = None
-    hot = features.units_out_of_line
+    hot = features.units_out_of_line and features.hot_loop
     if features.opcode_dispatch:
         end_slice = _make_end_slice(sync_fn, features.module)
         run_fast = make_cpu_run_fast(features.module, end_slice, hooks=features.hooks)
@@ -597,11 +604,13 @@ def step_kernel_variant(
     units_out_of_line: bool = False,
     opcode_dispatch: bool = False,
     cuda_max_registers: int | None = None,
+    hot_loop: bool = True,
 ):
     """The step kernel with these features compiled in: ``step_kernel`` when none is, else
     the variant, built on the first call (one per feature set) and compiled on its first
     launch. ``cuda_max_registers``: the GPU shape's register cap (``None``: its default,
-    ``STEP_CUDA_MAX_REGISTERS``; 0: none)."""
+    ``STEP_CUDA_MAX_REGISTERS``; 0: none); ``hot_loop=False``: the GPU shape without its
+    call-free instruction loop (the shape before it, for timing both)."""
     features = StepFeatures(
         hooks=bool(hooks),
         units_out_of_line=bool(units_out_of_line),
@@ -609,6 +618,7 @@ def step_kernel_variant(
         cuda_max_registers=(
             STEP_CUDA_MAX_REGISTERS if cuda_max_registers is None else cuda_max_registers
         ),
+        hot_loop=bool(hot_loop),
     )
     return _variant(features)
 

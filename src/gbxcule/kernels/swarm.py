@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.start_states import ERR_COUNT, ERR_ENV, LANES, read_word, write_word
+from gbxcule.kernels.start_states import (
+    ERR_COUNT,
+    ERR_ENV,
+    LANES,
+    field_at,
+    read_word,
+    write_word,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -24,7 +31,8 @@ def copy_env_states(
     word_field: wp.array(dtype=wp.int32),
     field_ptr: wp.array(dtype=wp.uint64),
     field_env_stride: wp.array(dtype=wp.int64),
-    field_byte_stride: wp.array(dtype=wp.int64),
+    field_item: wp.array(dtype=wp.int32),
+    field_elem_stride: wp.array(dtype=wp.int64),
     field_first_word: wp.array(dtype=wp.int32),
     src: wp.array(dtype=wp.int32),
     mask: wp.array(dtype=wp.uint8),
@@ -48,9 +56,6 @@ def copy_env_states(
     while w < word_field.shape[0]:
         k = word_field[w]
         byte = wp.int64(w - field_first_word[k]) * wp.int64(4)
-        ptr = field_ptr[k]
-        env_stride = field_env_stride[k]
-        byte_stride = field_byte_stride[k]
-        value = read_word(ptr, env_stride, byte_stride, s, byte)
-        write_word(ptr, env_stride, byte_stride, e, byte, value)
+        f = field_at(field_ptr, field_env_stride, field_item, field_elem_stride, k)
+        write_word(f, e, byte, read_word(f, s, byte))
         w += LANES
