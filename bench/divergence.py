@@ -28,7 +28,12 @@ lockstep (issue #15, item 2). Measured on the CPU, to choose what to time first 
    frame-loop piece; ``handler`` = the route and the sub-branch it takes (``cpu_general``:
    the ``exec_*`` group; the fast paths: the opcode's ``x``/``z`` branch); ``opcode`` =
    the route and the exact opcode. With the fast paths off every instruction takes the
-   general route.
+   general route. ``hot-route`` / ``hot-handler``: the same for the GPU shape since issue
+   #41, whose call-free instruction loop (``cpu_hot_loop``) runs the three fast routes as
+   one path (the handler still splits by the opcode's x/z branch).
+4. **Closed-form HALT** (what-if, issue #41 item 3): ``slice/closed-halt`` is the ``slice``
+   model on traces where each run of quiet-HALT passes (``halt_through_lcd``'s loop) is one
+   unit, as a HALT jumped in closed form to its next event would run.
 
 Orders: ``index`` (env i in warp i // 32, as launched), ``random`` (a new shuffle each
 step), ``pc`` (sorted by PC at the step's start), ``work`` (sorted by how many units the
@@ -56,6 +61,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.divergence_model import (
+    CLOSED_HALT,
     GRANULARITIES,
     KINDS,
     MODELS,
@@ -63,6 +69,7 @@ from bench.divergence_model import (
     ROUTES,
     WARP,
     Lockstep,
+    collapse_halt,
     fold,
     path_ids,
     segment_keys,
@@ -106,14 +113,18 @@ def measure_step(
     syncs = [s for _, s in folded]
     configs = [(fast, g) for fast in traces for g in GRANULARITIES]
     luts = [path_ids(fast, g) for fast, g in configs]
+    kept = [collapse_halt(c) for c in codes[True]]
+    closed = {fast: [c[k] for c, k in zip(cs, kept)] for fast, cs in codes.items()}
+    closed_syncs = [s[k] for s, k in zip(syncs, kept)]
     out: dict[tuple[str, str, bool, str], Lockstep] = {}
-    for model in MODELS:
-        keys = [segment_keys(c, model) for c in codes[True]]
+    for model in (*MODELS, CLOSED_HALT):
+        units, flags = (closed, closed_syncs) if model == CLOSED_HALT else (codes, syncs)
+        keys = [segment_keys(c, model.split("/")[0]) for c in units[True]]
         for name, order in orders.items():
             for warp in warps_of(order):
-                lanes = [[codes[fast][e] for e in warp] for fast, _ in configs]
+                lanes = [[units[fast][e] for e in warp] for fast, _ in configs]
                 per_lut = warp_lockstep(
-                    lanes, [syncs[e] for e in warp], [keys[e] for e in warp], luts
+                    lanes, [flags[e] for e in warp], [keys[e] for e in warp], luts
                 )
                 for (fast, g), one in zip(configs, per_lut):
                     out.setdefault((model, name, fast, g), Lockstep()).add(one)
@@ -132,13 +143,24 @@ def unit_mix(trace: np.ndarray, lens: np.ndarray) -> dict[str, int]:
 class TracedEnv:
     """A warp-cpu backend whose steps run ``path_trace_kernel`` (bench/divergence_trace.py)."""
 
-    def __init__(self, rom: str, num_envs: int, fast: bool, gpu_shape: bool = False) -> None:
+    def __init__(
+        self,
+        rom: str,
+        num_envs: int,
+        fast: bool,
+        gpu_shape: bool = False,
+        addresses: bool = False,
+        width: int | None = None,
+    ) -> None:
+        """``addresses``: the GPU shape's trace with each instruction's accesses
+        (``self.addrs``, bench/divergence_trace.py); ``width``: units kept per env."""
         import warp as wp
 
         from gbxcule.backends.warp_vec import WarpVecCpuBackend
 
         self.fast = fast
-        self.gpu_shape = gpu_shape
+        self.gpu_shape = gpu_shape or addresses
+        self.addresses = addresses
         self.env = WarpVecCpuBackend(
             rom,
             num_envs=num_envs,
@@ -148,22 +170,31 @@ class TracedEnv:
             threads=1,
             cpu_fast_paths=fast,
         )
-        width = FRAMES_PER_STEP * (70224 // 4) * 6 // 5  # 4-cycle instructions, plus syncs
+        if width is None:
+            width = FRAMES_PER_STEP * (70224 // 4) * 6 // 5  # 4-cycle instructions, plus syncs
         self.trace = wp.zeros((num_envs, width), dtype=wp.int16, device="cpu")
+        shape = (num_envs, width) if addresses else (1, 1)
+        self.addrs = wp.zeros(shape, dtype=wp.int64, device="cpu")
         self.lens = wp.zeros(num_envs, dtype=wp.int32, device="cpu")
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One traced step: (trace [envs, width] with -1 past each env's units, units)."""
         import warp as wp
 
-        from bench.divergence_trace import path_trace_kernel, path_trace_kernel_gpu
+        from bench.divergence_trace import (
+            path_trace_kernel,
+            path_trace_kernel_addresses,
+            path_trace_kernel_gpu,
+        )
 
         kernel = path_trace_kernel_gpu if self.gpu_shape else path_trace_kernel
+        if self.addresses:
+            kernel = path_trace_kernel_addresses
         env = self.env
         env._load_actions(actions)
         self.trace.fill_(-1)
         inputs = [env.machine, env._buttons, FRAMES_PER_STEP, RELEASE_AFTER_FRAMES, 1]
-        wp.launch(kernel, dim=env.num_envs, inputs=[*inputs, self.trace, self.lens])
+        wp.launch(kernel, dim=env.num_envs, inputs=[*inputs, self.trace, self.addrs, self.lens])
         wp.synchronize_device("cpu")
         env.render_pixels_after_step()
         lens = self.lens.numpy().copy()
@@ -282,9 +313,9 @@ def summary_lines(rows: list[dict], mixes: list[dict], meta: dict) -> list[str]:
     head = "| ROM | model | order | occupancy | " + " | ".join(
         f"{f} {g}" for f in ("on", "off") for g in GRANULARITIES
     )
-    lines += [head + " |", "|---|---|---|---:|" + "---:|" * 6]
+    lines += [head + " |", "|---|---|---|---:|" + "---:|" * (2 * len(GRANULARITIES))]
     for rom in roms:
-        for model in MODELS:
+        for model in (*MODELS, CLOSED_HALT):
             for order in orders:
                 cells = [
                     t.get((rom, model, order, f, g)) for f in (True, False) for g in GRANULARITIES

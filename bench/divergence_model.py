@@ -49,8 +49,15 @@ KINDS = {
     HALT_END: "halt-end",
     HALT_SLICE: "halt-slice",
 }
-GRANULARITIES = ("route", "handler", "opcode")
+# route / handler / opcode: the paths of the step as traced; hot-route / hot-handler: the
+# GPU shape since issue #41, whose instruction loop (kernels/cpu_step.py, cpu_hot_loop) runs
+# the register, memory and CB fast paths as one path (by route), or by the opcode's x/z
+# branch whichever fast path takes it (by handler); the general route is the same.
+GRANULARITIES = ("route", "handler", "opcode", "hot-route", "hot-handler")
 MODELS = ("free", "frame", "slice")
+# the slice model on traces whose quiet-HALT passes are collapsed: each run of
+# halt_through_lcd's passes one unit, as a closed-form HALT would run it (issue #41, item 3)
+CLOSED_HALT = "slice/closed-halt"
 
 
 def general_group(b: int) -> str:
@@ -73,6 +80,14 @@ def path_key(code: int, fast: bool, granularity: str) -> tuple:
     if code >= FRAME:
         return ("kind", code)
     route, b = (code >> 9, code & 511) if fast else (ROUTE_GENERAL, code & 511)
+    if granularity.startswith("hot-") and route != ROUTE_GENERAL:
+        if granularity == "hot-route":
+            return ("route", "hot")
+        if b >= 256:
+            return ("hot", "cb", (b - 256) >> 6)
+        x, z = b >> 6, b & 7
+        return ("hot", x, int(z == 6)) if x in (1, 2) else ("hot", x, z)
+    granularity = granularity.removeprefix("hot-")
     if granularity == "route":
         return ("route", route)
     if granularity == "opcode":
@@ -146,6 +161,13 @@ def fold(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     before = np.cumsum(~is_sync) - 1  # the unit at or before each position
     syncs[before[is_sync]] = True
     return keep, syncs
+
+
+def collapse_halt(units: np.ndarray) -> np.ndarray:
+    """Positions of ``units`` (one env's folded codes) kept when each run of quiet-HALT
+    passes (``HALT_LCD``) is one unit: the first of each run, and every other unit."""
+    prev = np.concatenate(([-1], units[:-1]))
+    return np.flatnonzero(~((units == HALT_LCD) & (prev == HALT_LCD)))
 
 
 def segment_keys(units: np.ndarray, model: str) -> np.ndarray:

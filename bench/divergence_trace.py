@@ -18,7 +18,10 @@ env's row of ``trace``:
   serial sync), ``HALT_SLICE``: the quiet-HALT slice that ``run_frame`` runs after it.
 
 ``lens[i]`` is the number of codes env ``i`` produced (those past ``trace``'s width are
-counted, not stored). Warp's kernel language, type-checked by the Warp compiler (so
+counted, not stored). ``path_trace_kernel_addresses`` (the GPU shape) also writes, beside
+each instruction's code, what it read and wrote in ``addrs`` (bench/coalescing.py): the
+``rom_code`` word fetched + 1 in bits 0-24 (0: fetched outside ROM), and for the fast
+memory route the two ``mem`` columns accessed + 1 in bits 25-44 and 45-63 (0: none). Warp's kernel language, type-checked by the Warp compiler (so
 pyright skips this file, pyproject.toml).
 """
 
@@ -39,8 +42,14 @@ from bench.divergence_model import (
     SYNC,
 )
 from gbxcule.kernels.apu import apu_step_end
-from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem, cpu_fast_mem_direct
-from gbxcule.kernels.cpu_regs import load_regs, store_regs
+from gbxcule.kernels.cpu_fast import (
+    cpu_fast,
+    cpu_fast_cb,
+    cpu_fast_mem,
+    cpu_fast_mem_direct,
+    fast_mem_addresses,
+)
+from gbxcule.kernels.cpu_regs import direct_index, load_regs, store_regs
 from gbxcule.kernels.cpu_step import cpu_general
 from gbxcule.kernels.fetch import fetch, is_illegal
 from gbxcule.kernels.interrupts import check_interrupts
@@ -117,15 +126,21 @@ def traced_halt_through_lcd(
     return n
 
 
-def make_path_trace_kernel(gpu_shape: bool):
+def make_path_trace_kernel(gpu_shape: bool, addresses: bool = False):
     """``path_trace_kernel``; ``gpu_shape``: with the GPU shape's fast memory path
     (kernels/step_cuda.py: only plain WRAM/HRAM accesses, the rest the general way), so the
-    routes are the ones CUDA runs (same machine state either way)."""
+    routes are the ones CUDA runs (same machine state either way); ``addresses``: each
+    instruction's accesses in ``addrs`` too (the module doc)."""
     fast_mem = cpu_fast_mem_direct if gpu_shape else cpu_fast_mem
-    suffix = "_gpu" if gpu_shape else ""
+    suffix = ("_gpu" if gpu_shape else "") + ("_addresses" if addresses else "")
 
     def traced_cpu_tick(
-        m: wp.ref[Machine], trace: wp.array2d(dtype=wp.int16), i: int, n0: int, target: wp.int64
+        m: wp.ref[Machine],
+        trace: wp.array2d(dtype=wp.int16),
+        addrs: wp.array2d(dtype=wp.int64),
+        i: int,
+        n0: int,
+        target: wp.int64,
     ) -> wp.vec2i:
         """``cpu_tick`` with ``stop_pc`` = -1 and ``cpu_step``'s branches written out:
         (codes emitted so far, 1 when the last slice's ``sync_units`` ran here)."""
@@ -159,6 +174,11 @@ def make_path_trace_kernel(gpu_shape: bool):
                 cb = wp.where(op == 0xCB, 1, 0)
                 code = wp.where(cb == 1, 256 + n1, op)
                 bail = wp.int32(-1)
+                if wp.static(addresses):
+                    word = wp.int64(0)
+                    if r.pc + 2 < 0x8000:
+                        word = wp.int64(wp.where(r.pc + 2 < 0x4000, r.rom_lo, r.rom_hi) + r.pc + 1)
+                    ab = fast_mem_addresses(r, op, n1, n16)
                 if r.ime_delay == 0 and m.cpu_fast_paths != 0:
                     fast = wp.int32(0)
                     route = wp.int32(ROUTE_FAST)
@@ -174,12 +194,19 @@ def make_path_trace_kernel(gpu_shape: bool):
                         r.cycles = c0 + wp.int64(fast & 0xFF)
                         bail = fast >> 8
                         code = code | (route << 9)
+                        if wp.static(addresses):
+                            if route == ROUTE_FAST_MEM:
+                                word = word | (wp.int64(direct_index(ab[0]) + 1) << wp.int64(25))
+                                word = word | (wp.int64(direct_index(ab[1]) + 1) << wp.int64(45))
                 if bail < 0:
                     if cb == 0 and is_illegal(op) != 0:
                         m.i32[0, LOCKED] = 0x100 | op
                         bail = 1
                     else:
                         bail = cpu_general(m, 0, r, op, cb, n1, n16)
+                if wp.static(addresses):
+                    if n < addrs.shape[1]:
+                        addrs[i, n] = word
                 n = emit(trace, i, n, code)
                 if bail != 0:
                     break
@@ -203,6 +230,7 @@ def make_path_trace_kernel(gpu_shape: bool):
         release_after: int,
         render: int,
         trace: wp.array2d(dtype=wp.int16),
+        addrs: wp.array2d(dtype=wp.int64),
         lens: wp.array(dtype=wp.int32),
     ):
         """``step_kernel``'s step (``stop_pc`` = -1), each env's codes into its row of
@@ -229,7 +257,7 @@ def make_path_trace_kernel(gpu_shape: bool):
                             sync_units(e, 0)
                             n = emit(trace, i, n, HALT_SLICE)
                         continue
-                    ticked = wp.static(tick)(e, trace, i, n, slice_target(e, 0))
+                    ticked = wp.static(tick)(e, trace, addrs, i, n, slice_target(e, 0))
                     n = ticked[0]
                     if ticked[1] == 0:
                         sync_units(e, 0)
@@ -245,3 +273,4 @@ def make_path_trace_kernel(gpu_shape: bool):
 
 path_trace_kernel = make_path_trace_kernel(gpu_shape=False)
 path_trace_kernel_gpu = make_path_trace_kernel(gpu_shape=True)
+path_trace_kernel_addresses = make_path_trace_kernel(gpu_shape=True, addresses=True)

@@ -15,6 +15,7 @@ from bench.divergence_model import (
     SLICE,
     SYNC,
     WARP,
+    collapse_halt,
     fold,
     path_ids,
     segment_keys,
@@ -67,6 +68,29 @@ def test_fast_routes_split_a_warp_that_the_general_path_keeps_together():
     assert run(lanes, fast=True, granularity="route").slots == 2
     assert run(lanes, fast=False, granularity="route").slots == 1
     assert run(lanes, fast=False, granularity="handler").slots == 2  # x0-r8 vs ld-alu
+
+
+def test_the_hot_loop_runs_the_fast_routes_as_one_path():
+    """Issue #41's GPU shape: cpu_hot_loop holds the register, memory and CB fast paths,
+    so by route they are one path; by handler, lanes split only by the opcode's branch."""
+    inc_a, ld_a_hl = (ROUTE_FAST << 9) | 0x3C, (ROUTE_FAST_MEM << 9) | 0x7E
+    general = 0x76  # HALT, the general route
+    assert run([[inc_a], [ld_a_hl]], granularity="hot-route").slots == 1
+    assert run([[inc_a], [ld_a_hl], [general]], granularity="hot-route").slots == 2
+    ld_b_c, ld_b_hl = (ROUTE_FAST << 9) | 0x41, (ROUTE_FAST_MEM << 9) | 0x46
+    assert run([[ld_b_c], [(ROUTE_FAST << 9) | 0x78]], granularity="hot-handler").slots == 1
+    assert run([[ld_b_c], [ld_b_hl]], granularity="hot-handler").slots == 2  # [HL] or not
+    assert run([[ld_b_c], [ld_b_hl]], granularity="handler").slots == 2
+    # with the fast paths off every instruction is general: the hot granularities agree
+    assert run([[inc_a], [ld_a_hl]], fast=False, granularity="hot-route").slots == 1
+
+
+def test_closed_halt_collapses_each_run_of_halt_passes():
+    units = np.array([FRAME, HALT_LCD, HALT_LCD, HALT_LCD, HALT_END, SLICE, HALT_LCD, HALT_END])
+    kept = collapse_halt(units)
+    assert units[kept].tolist() == [FRAME, HALT_LCD, HALT_END, SLICE, HALT_LCD, HALT_END]
+    plain = np.array([FRAME, SLICE, 0x3C])
+    assert collapse_halt(plain).tolist() == [0, 1, 2]
 
 
 def test_frame_model_waits_for_the_slowest_lane_of_each_frame():

@@ -310,11 +310,10 @@ _fast_mem_direct_accesses = make_cpu_fast_mem(direct_only=True)
 
 
 @wp.func
-def fast_mem_is_direct(
-    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, n1: int, n16: int
-) -> int:
-    """1 when every access ``cpu_fast_mem`` makes for ``op`` is ``is_direct`` (WRAM, HRAM):
-    its address (HL, BC/DE/HL+/HL-, $FF00+n8 or +C, n16) and for the stack ops both bytes."""
+def fast_mem_addresses(regs: wp.ref[CpuRegs], op: int, n1: int, n16: int) -> wp.vec2i:
+    """The two addresses ``cpu_fast_mem`` may access for ``op`` (the same one twice where it
+    makes one access): HL, BC/DE/HL+/HL-, $FF00+n8 or +C, n16, and for the stack ops both
+    bytes."""
     x = op >> 6
     y = (op >> 3) & 7
     z = op & 7
@@ -337,7 +336,16 @@ def fast_mem_is_direct(
         else:  # PUSH, CALL, CALL cc, RST
             a = sp - 1
             b = sp - 2
-    return is_direct(m, i, a) & is_direct(m, i, b)
+    return wp.vec2i(a, b)
+
+
+@wp.func
+def fast_mem_is_direct(
+    m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], op: int, n1: int, n16: int
+) -> int:
+    """1 when every access ``cpu_fast_mem`` makes for ``op`` is ``is_direct`` (WRAM, HRAM)."""
+    ab = fast_mem_addresses(regs, op, n1, n16)
+    return is_direct(m, i, ab[0]) & is_direct(m, i, ab[1])
 
 
 @wp.func
