@@ -26,7 +26,11 @@ the general route's accesses (IO, VRAM, ROM tables: a few per cent of instructio
 number of scalar columns each frame-loop unit touches (one request stands for each), and
 caches (a sector is a sector, hit or miss).
 
-Writes ``results.jsonl`` (one row per ROM, layout and class), ``summary.md`` and
+Orders (``--orders``): ``index`` (warp ``w`` holds envs ``32w ... 32w+31``, as launched) and
+``pc`` (envs sorted by the PC they start the step at, as ``env_order="pc"`` deals them,
+kernels/env_order.py): fewer paths a warp, but lanes whose envs are not neighbours.
+
+Writes ``results.jsonl`` (one row per ROM, order, layout and class), ``summary.md`` and
 ``coalescing.png`` (where matplotlib is installed).
 
 Usage: python -m bench.coalescing [--roms demo,quest,busy,game] [--envs 64] [--warmup 10]
@@ -112,9 +116,13 @@ def warp_requests(
     return out
 
 
-def measure_rom(rom: str, envs: int, warmup: int, seed: int) -> list[dict]:
-    """One traced step of ``rom`` after ``warmup`` steps: a row per layout and class."""
+ORDERS = ("index", "pc")
+
+
+def measure_rom(rom: str, envs: int, warmup: int, seed: int, orders=ORDERS) -> list[dict]:
+    """One traced step of ``rom`` after ``warmup`` steps: a row per order, layout and class."""
     from bench.divergence import TracedEnv
+    from gbxcule.backends.warp_base import field_view
 
     traced = TracedEnv(rom, envs, True, addresses=True)
     try:
@@ -122,36 +130,40 @@ def measure_rom(rom: str, envs: int, warmup: int, seed: int) -> list[dict]:
         traced.env.reset(seed)
         for _ in range(warmup):
             traced.env.step(rng.integers(0, 7, size=envs, dtype=np.int64))
+        pcs = field_view(traced.env.machine, "pc").numpy().copy()
         trace, lens = traced.step(rng.integers(0, 7, size=envs, dtype=np.int64))
         words = traced.addrs.numpy()
         m = traced.env.machine
         rows = {"mem": int(m.mem.strides[0]), "i32": int(m.i32.strides[0])}
     finally:
         traced.close()
-    totals = {
-        key: np.zeros(3, dtype=np.int64) for key in ((lay, c) for lay in LAYOUTS for c in CLASSES)
-    }
-    for first in range(0, envs, WARP):
-        lanes = range(first, min(first + WARP, envs))
-        folded = [fold(trace[e, : lens[e]]) for e in lanes]
-        codes = [trace[e, : lens[e]][keep] for e, (keep, _) in zip(lanes, folded)]
-        addrs = [words[e, : lens[e]][keep] for e, (keep, _) in zip(lanes, folded)]
-        for key, got in warp_requests(codes, addrs, np.array(lanes), envs, rows).items():
-            totals[key] += got
+    folded = [fold(trace[e, : lens[e]]) for e in range(envs)]
+    codes = [trace[e, : lens[e]][keep] for e, (keep, _) in enumerate(folded)]
+    addrs = [words[e, : lens[e]][keep] for e, (keep, _) in enumerate(folded)]
     out = []
-    for (lay, cls), (requests, sectors, ideal) in totals.items():
-        out.append(
-            {
-                "rom": Path(rom).name,
-                "layout": lay,
-                "class": cls,
-                "requests": int(requests),
-                "sectors": int(sectors),
-                "ideal": int(ideal),
-                "envs": envs,
-                "units_per_env": float(lens.mean()),
-            }
-        )
+    for order in orders:
+        dealt = np.arange(envs) if order == "index" else np.argsort(pcs, kind="stable")
+        totals = {(lay, c): np.zeros(3, dtype=np.int64) for lay in LAYOUTS for c in CLASSES}
+        for first in range(0, envs, WARP):
+            lanes = dealt[first : first + WARP]
+            lane_codes = [codes[e] for e in lanes]
+            got = warp_requests(lane_codes, [addrs[e] for e in lanes], lanes, envs, rows)
+            for key, counts in got.items():
+                totals[key] += counts
+        for (lay, cls), (requests, sectors, ideal) in totals.items():
+            out.append(
+                {
+                    "rom": Path(rom).name,
+                    "order": order,
+                    "layout": lay,
+                    "class": cls,
+                    "requests": int(requests),
+                    "sectors": int(sectors),
+                    "ideal": int(ideal),
+                    "envs": envs,
+                    "units_per_env": float(lens.mean()),
+                }
+            )
     return out
 
 
@@ -163,12 +175,16 @@ def summary(rows: list[dict]) -> str:
         "in launch order, `slice` lockstep by `hot-handler` path. Sectors / request and excess "
         "= (sectors - ideal) / sectors, per access class and over all of them.",
         "",
-        "| ROM | class | requests | env-major sectors / req | interleaved sectors / req | "
-        "ideal / req | env-major excess | interleaved excess |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| ROM | order | class | requests | env-major sectors / req | "
+        "interleaved sectors / req | ideal / req | env-major excess | interleaved excess |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for rom in dict.fromkeys(r["rom"] for r in rows):
-        by = {(r["layout"], r["class"]): r for r in rows if r["rom"] == rom}
+    for rom, order in dict.fromkeys((r["rom"], r.get("order", "index")) for r in rows):
+        by = {
+            (r["layout"], r["class"]): r
+            for r in rows
+            if (r["rom"], r.get("order", "index")) == (rom, order)
+        }
         for cls in (*CLASSES, "all"):
             picked = {
                 lay: [by[(lay, c)] for c in (CLASSES if cls == "all" else (cls,))]
@@ -186,7 +202,7 @@ def summary(rows: list[dict]) -> str:
                 f"{100 * (1 - sums[lay]['ideal'] / sums[lay]['sectors']):.0f} %" for lay in LAYOUTS
             ]
             lines.append(
-                f"| {rom} | {cls} | {req:,} | {cells[0]} | {cells[1]} | "
+                f"| {rom} | {order} | {cls} | {req:,} | {cells[0]} | {cells[1]} | "
                 f"{sums['env_major']['ideal'] / req:.2f} | {excess[0]} | {excess[1]} |"
             )
     return "\n".join(lines) + "\n"
@@ -205,7 +221,11 @@ def plot(rows: list[dict], path: Path) -> bool:
     for k, lay in enumerate(LAYOUTS):
         vals = []
         for rom in roms:
-            rs = [r for r in rows if r["rom"] == rom and r["layout"] == lay]
+            rs = [
+                r
+                for r in rows
+                if r["rom"] == rom and r["layout"] == lay and r.get("order", "index") == "index"
+            ]
             sectors, ideal = sum(r["sectors"] for r in rs), sum(r["ideal"] for r in rs)
             vals.append(100 * (1 - ideal / sectors) if sectors else 0)
         ax.bar(np.arange(len(roms)) + (k - 0.5) * 0.38, vals, 0.38, label=lay)
@@ -227,16 +247,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--roms", default="demo,quest,busy,game")
     ap.add_argument("--envs", type=int, default=64)
     ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--orders", default="index,pc", help="of index, pc")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS_DIR)
     args = ap.parse_args(argv)
     if args.envs < 1 or args.warmup < 0:
         ap.error("--envs must be >= 1 and --warmup >= 0")
+    orders = tuple(o for o in args.orders.split(",") if o)
+    if not orders or any(o not in ORDERS for o in orders):
+        ap.error(f"--orders: a comma list of {', '.join(ORDERS)}")
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for name in [r for r in args.roms.split(",") if r]:
         t0 = time.perf_counter()
-        got = measure_rom(resolve_rom(name), args.envs, args.warmup, args.seed)
+        got = measure_rom(resolve_rom(name), args.envs, args.warmup, args.seed, orders)
         meta = {"device": device_name("warp-cpu"), "versions": versions(), "timestamp": time.time()}
         rows += [r | meta for r in got]
         print(f"{name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)

@@ -185,14 +185,17 @@ def build_module(module_name: str, ptxas: str, ptx_version: str, work: Path) -> 
 # not built for CUDA) and kept in its row.
 BUDGET_MODULE = "gbxcule.kernels.step_cuda"
 BUDGET_ENTRY = "step_kernel"
-BUDGET_STACK = 2048  # bytes of stack frame, step_kernel
+BUDGET_STACK = 600  # bytes of stack frame, step_kernel (issue #15's 2,048; #41's 520 kept)
 BUDGET_SPILL_ENTRY = 1000  # bytes of spill stores, step_kernel
 BUDGET_SPILL_FUNCTION = 500  # bytes of spill stores, each function it keeps out of line
-# Issue #41's budget for the step's instruction loop (bench/sass_census.py, the largest
-# innermost loop of the SASS): no call in it and no Machine descriptor loaded from global
-# memory. Its goals (``HOT_LOOP_GOALS``) are reported, not yet enforced.
+# Issue #41's budget: the step kernel in 128 registers (16 warps an SM), and in its
+# instruction loop (bench/sass_census.py, the largest innermost loop of the SASS) no call,
+# no Machine descriptor loaded from global memory and at most 16 local-memory sites. Its
+# goals not met yet (``HOT_LOOP_GOALS``: the stack at 512 B, 520 now) are reported.
+BUDGET_REGISTERS = 128
 BUDGET_HOT_CALLS = 0
 BUDGET_HOT_DESCRIPTOR_LOADS = 0
+BUDGET_HOT_LOCAL_SITES = 16
 HOT_LOOP_GOALS = {"registers": 128, "stack": 512, "local_sites": 16}
 
 
@@ -210,6 +213,8 @@ def check_budget(row: dict) -> list[str]:
     stack = entry.get("cumulative_stack", entry.get("stack_frame", 0))
     if stack > BUDGET_STACK:
         out.append(f"{BUDGET_ENTRY} stack {stack} B > {BUDGET_STACK} B")
+    if entry.get("registers", 0) > BUDGET_REGISTERS:
+        out.append(f"{BUDGET_ENTRY} {entry['registers']} registers > {BUDGET_REGISTERS}")
     if entry["spill_stores"] > BUDGET_SPILL_ENTRY:
         out.append(
             f"{BUDGET_ENTRY} spill stores {entry['spill_stores']} B > {BUDGET_SPILL_ENTRY} B"
@@ -227,6 +232,10 @@ def check_budget(row: dict) -> list[str]:
             out.append(
                 f"hot loop has {hot['descriptor_loads']} descriptor loads from global memory "
                 f"> {BUDGET_HOT_DESCRIPTOR_LOADS}"
+            )
+        if hot["local_sites"] > BUDGET_HOT_LOCAL_SITES:
+            out.append(
+                f"hot loop has {hot['local_sites']} local-memory sites > {BUDGET_HOT_LOCAL_SITES}"
             )
     return out
 
@@ -313,9 +322,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--budget",
         action="store_true",
-        help=f"exit 1 unless {BUDGET_MODULE}'s {BUDGET_ENTRY} has <= {BUDGET_STACK} B stack and <= "
-        f"{BUDGET_SPILL_ENTRY} B spill stores, and each out-of-line function <= "
-        f"{BUDGET_SPILL_FUNCTION} B",
+        help=f"exit 1 unless {BUDGET_MODULE}'s {BUDGET_ENTRY} has <= {BUDGET_STACK} B stack, <= "
+        f"{BUDGET_SPILL_ENTRY} B spill stores, <= {BUDGET_REGISTERS} registers, each "
+        f"out-of-line function <= {BUDGET_SPILL_FUNCTION} B, and its instruction loop no call, "
+        f"no descriptor load and <= {BUDGET_HOT_LOCAL_SITES} local-memory sites",
     )
     args = ap.parse_args(argv)
     ptxas = find_ptxas(args.ptxas)

@@ -12,6 +12,8 @@ is a process-wide codegen choice, kernels/codegen.py), in alternating order over
 - ``after-env-major``: this issue's step (the call-free instruction loop on the kernel's own
   Machine, value-initialized locals, 128 registers) with env-major state;
 - ``after``: the same interleaved, what the CUDA backend runs by default;
+- ``after-pc-order``: ``after`` with each step's envs sorted by PC (``env_order="pc"``:
+  warps of envs on the same code, but no longer neighbours in memory);
 - ``after-nocap`` / ``after-cap96``: ``after`` with no register cap (228 registers, no
   spills) and with 96 (21 warps an SM).
 
@@ -55,6 +57,7 @@ CONFIGS: dict[str, tuple[dict[str, Any], bool]] = {  # the order they run in: mo
         {"hot_loop": False, "cuda_max_registers": 0, "mem_layout": "interleaved"},
         False,
     ),
+    "after-pc-order": ({"mem_layout": "interleaved", "env_order": "pc"}, True),
     "after-nocap": ({"mem_layout": "interleaved", "cuda_max_registers": 0}, True),
     "after-cap96": ({"mem_layout": "interleaved", "cuda_max_registers": 96}, True),
 }
@@ -78,8 +81,9 @@ def run_child(config: str, device: str, work: list[tuple[str, int, int]], seed: 
     options, _ = CONFIGS[config]
     options = dict(options)
     backend = "warp-cuda" if device == "cuda" else "warp-cpu"
-    if device != "cuda":  # the dry run: the GPU shape on the CPU
+    if device != "cuda":  # the dry run: the GPU shape on the CPU, one launch (env_order)
         options["units_out_of_line"] = True
+        options["threads"] = 1
     layout = options.pop("mem_layout")
     rows = []
     for rom, envs, steps in work:
@@ -105,6 +109,7 @@ def run_child(config: str, device: str, work: list[tuple[str, int, int]], seed: 
                 "mem_layout": layout,
                 "hot_loop": options.get("hot_loop", True),
                 "cuda_max_registers": options.get("cuda_max_registers", 128),
+                "env_order": options.get("env_order", "launch"),
                 "value_init": cuda_value_init() if device == "cuda" else None,
                 "device": device_name(backend),
                 "versions": versions(),

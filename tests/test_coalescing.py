@@ -54,4 +54,4 @@ def test_a_warp_on_one_wram_byte_coalesces_only_interleaved():
         for (lay, cls), v in got.items()
     ]
     text = summary(rows)
-    assert "| r | data | 1 | 32.00 | 1.00 | 1.00 | 97 % | 0 % |" in text
+    assert "| r | index | data | 1 | 32.00 | 1.00 | 1.00 | 97 % | 0 % |" in text

@@ -100,6 +100,8 @@ def test_budget_checks_the_hot_loop_and_reports_its_goals():
     bad = {"calls": 4, "descriptor_loads": 103, "local_sites": 396}
     breaches = check_budget(_row(hot=bad))
     assert any("4 calls" in b for b in breaches) and any("103 descriptor" in b for b in breaches)
+    assert any("396 local-memory sites > 16" in b for b in breaches)
+    assert check_budget(_row(registers=255, hot=clean)) == ["step_kernel 255 registers > 128"]
     assert hot_loop_goals(_row(registers=255, stack=2096, hot=bad)) == [
         "registers 255 > 128",
         "stack 2096 > 512",

@@ -208,3 +208,41 @@ def test_gpu_shape_soak(name, steps):
     finally:
         for backend in runs:
             backend.close()
+
+
+@pytest.mark.parametrize("rom", ["quest", "game_bench"])
+def test_envs_sorted_by_pc_step_exactly_as_in_launch_order(rom):
+    """env_order="pc" (kernels/env_order.py): the GPU shape's threads step the envs sorted
+    by PC, the state staying in the user's order; every per-env array equals the launch
+    order's after every step of per-env random actions, and the order really moved."""
+    from gbxcule.games import bundled_rom_path
+
+    path = str(bundled_rom_path("quest")) if rom == "quest" else rom_path(rom)
+    n, rng = 16, np.random.default_rng(3)
+    kw = dict(num_envs=n, threads=1, frames_per_step=4, units_out_of_line=True)
+    with (
+        WarpVecCpuBackend(path, **kw) as launch,
+        WarpVecCpuBackend(path, env_order="pc", **kw) as by_pc,
+    ):
+        moved = False
+        for step in range(12):
+            actions = rng.integers(0, 7, size=n)
+            launch.step(actions)
+            by_pc.step(actions)
+            a, b = machine_state(launch), machine_state(by_pc)
+            bad = [k for k in a if not np.array_equal(a[k], b[k])]
+            assert not bad, f"step {step}: {bad}"
+            order = by_pc._env_order.parts[0].numpy()[:n]
+            assert sorted(order.tolist()) == list(range(n))
+            moved = moved or order.tolist() != list(range(n))
+        assert moved, "the envs never left launch order: nothing was sorted"
+
+
+def test_env_order_is_checked():
+    path = rom_path("flow")
+    with pytest.raises(ValueError, match="env_order must be one of"):
+        WarpVecCpuBackend(path, num_envs=2, threads=1, env_order="random")
+    with pytest.raises(ValueError, match="GPU shape"):
+        WarpVecCpuBackend(path, num_envs=2, threads=1, env_order="pc")
+    with pytest.raises(ValueError, match="threads=1"):
+        WarpVecCpuBackend(path, num_envs=4, threads=2, env_order="pc", units_out_of_line=True)

@@ -138,6 +138,19 @@ def check_cuda_max_registers(cap: Any, units_out_of_line: bool) -> int | None:
     return cap
 
 
+ENV_ORDERS = ("launch", "pc")
+
+
+def check_env_order(env_order: Any, units_out_of_line: bool) -> str:
+    """``env_order`` (``WarpVecBackend(env_order=...)``): ``"launch"`` or ``"pc"``; ``"pc"``
+    on the inlined shape is a ``ValueError`` (only the GPU shape maps threads to envs)."""
+    if env_order not in ENV_ORDERS:
+        raise ValueError(f"env_order must be one of {ENV_ORDERS}, got {env_order!r}")
+    if env_order == "pc" and not units_out_of_line:
+        raise ValueError("env_order='pc' is the GPU shape's (units_out_of_line=True)")
+    return env_order
+
+
 # CUDA threads per block when the caller names none. The step kernel takes 255 registers a
 # thread, so an SM holds 256 threads whatever the block: Warp's blocks of 256 left half an
 # H100's SMs idle at 16,384 envs, and blocks of 64 ran 1.42x (demo), 1.20x (busy ROM) and

@@ -20,6 +20,7 @@ from gbxcule.backends.checks import (
     check_block_dim,
     check_cuda_max_registers,
     check_env,
+    check_env_order,
     check_opcode_dispatch,
     check_positive_int,
     check_range,
@@ -96,6 +97,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         block_dim: int | None = None,
         cuda_max_registers: int | None = None,
         hot_loop: bool = True,
+        env_order: str = "launch",
     ) -> None:
         """``block_dim``: CUDA threads per block for every launch (a multiple of 32 up to
         1024); ``None`` (default) 64 on CUDA (``checks.CUDA_BLOCK_DIM``). The step kernel
@@ -115,6 +117,12 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         ``hot_loop``: the GPU shape's call-free instruction loop (``kernels/cpu_step.py``,
         ``cpu_hot_loop``); ``False`` is the shape before it, for timing both. The GPU
         shape only. Same results either way.
+
+        ``env_order``: which env each thread of the GPU shape steps: ``"launch"`` (thread
+        ``t``, env ``t``) or ``"pc"`` (envs sorted by the PC they start the step at, so a
+        warp's envs run the same code more often; ``kernels/env_order.py``). The state
+        stays in the user's order either way; ``"pc"`` needs one launch (CUDA, or the CPU
+        with ``threads=1``). Same results either way.
 
         ``opcode_dispatch``: the inlined shape with each base opcode dispatched to its own
         copy of the fast paths (``kernels/step_cpu.py``); ``None`` (default) on wherever
@@ -153,6 +161,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         if not hot_loop and not self.units_out_of_line:
             raise ValueError("hot_loop=False is the GPU shape's (units_out_of_line=True)")
         self.hot_loop = hot_loop
+        self.env_order = check_env_order(env_order, self.units_out_of_line)
         self.mem_layout = mem_layout
         joypad_slots(frames_per_step, release_after_frames)
         check_step_timing(self.codec, frames_per_step, release_after_frames, None)
@@ -174,14 +183,27 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
             else [slice_machine(self.machine, lo, hi) for lo, hi in self._slices.ranges]
         )
         # The step kernel's Machine arguments: the struct, and for the GPU shape each slice's
-        # Machine again as a one-element array (kernels/step.py, _make_kernel).
+        # Machine again as a one-element array and which env each thread steps (its env
+        # order, twice the slice long for the radix sort of env_order="pc"; kernels/step.py).
         self._step_machine: list[Any] = [self._machine_parts]
         if self.units_out_of_line:
+            if self.env_order == "pc" and len(self._slices.ranges) != 1:
+                raise ValueError(
+                    "env_order='pc' sorts every env for one launch: a CUDA backend, or the "
+                    "CPU backend with threads=1"
+                )
+            self._env_order = PerSlice(
+                [
+                    wp.array(np.arange(2 * (hi - lo), dtype=np.int32), device=device)
+                    for lo, hi in self._slices.ranges
+                ]
+            )
             self._step_machine.append(
                 PerSlice(
                     [wp.array([p], dtype=Machine, device=device) for p in self._machine_parts.parts]
                 )
             )
+            self._step_machine.append(self._env_order)
         self.pixels = PixelBuffers(
             num_envs,
             device,
@@ -193,6 +215,25 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         self._recorded_step: tuple[tuple[int, int], list[Any]] | None = None
         self._init_training_api(state_path=state_path, sym_path=sym_path)  # training_api.py
         self.reset()
+
+    def _sort_envs_by_pc(self) -> None:
+        """The GPU shape's env order for the next step: envs by the PC they are at
+        (kernels/env_order.py), on the device, in the device's stream."""
+        from gbxcule.kernels.env_order import pc_sort_keys
+
+        order = self._env_order.parts[0]
+        keys = getattr(self, "_order_keys", None)
+        if keys is None:
+            keys = self._order_keys = wp.zeros(order.shape[0], dtype=wp.int32, device=self.device)
+        blocks = {} if self._slices.block_dim is None else {"block_dim": self._slices.block_dim}
+        wp.launch(
+            pc_sort_keys,
+            dim=self.num_envs,
+            inputs=[self.machine.i32, keys, order],
+            device=self.device,
+            **blocks,
+        )
+        wp.utils.radix_sort_pairs(keys, order, self.num_envs)
 
     # ---- launching ------------------------------------------------------------
     def _launch_parts(self) -> int:
@@ -263,6 +304,8 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         """``frames_per_step`` frames per env; the action's buttons are held for the first
         ``release_after_frames`` of them (PyBoy's ``button(name, delay)``)."""
         self._load_actions(actions)  # NumPy or Torch, host- or device-checked (training_api.py)
+        if self.env_order == "pc":
+            self._sort_envs_by_pc()
         self._slices.replay(self._step_launches())
         self.render_pixels_after_step()  # backends/pixels.py
 

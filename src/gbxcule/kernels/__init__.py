@@ -13,6 +13,7 @@ KERNEL_MODULES = {
     "gbxcule.kernels.reset": "",
     "gbxcule.kernels.start_states": "",
     "gbxcule.kernels.swarm": "copy_env_states",
+    "gbxcule.kernels.env_order": "pc_sort_keys",
     "gbxcule.kernels.action_masks": "",
     "gbxcule.kernels.pyboy_load": "",
     "gbxcule.kernels.debug_access": "",

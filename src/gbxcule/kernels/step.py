@@ -554,14 +554,16 @@ def _make_kernel(features: StepFeatures, run_frame):
         def step_kernel_gpu(
             m: Machine,
             ms: wp.array(dtype=Machine),
+            order: wp.array(dtype=wp.int32),
             buttons: wp.array(dtype=wp.int32),
             frames: int,
             release_after: int,
             render: int,
             stop_pc: int,
         ):
-            """``step_kernel`` on ``ms[0]`` (the same Machine as ``m``)."""
-            i = wp.tid()
+            """``step_kernel`` on ``ms[0]`` (the same Machine as ``m``); thread ``t`` steps
+            env ``order[t]`` (kernels/env_order.py; the identity by default)."""
+            i = order[wp.tid()]
             if m.i32[i, LOCKED] != 0:
                 return
             step_env(ms[0], i, buttons[i], frames, release_after, render, stop_pc, m)
