@@ -145,8 +145,11 @@ def test_dry_run_runs_every_phase_on_the_cpu(tmp_path):
     with tarfile.open(tmp_path / "out" / "gpu-ab.tar.gz") as tar:
         names = set(tar.getnames())
     assert {"./shape-ab/summary.md", "./shape-ab/results.jsonl"} <= names
-    assert "| after |" not in got.stdout  # (configurations are columns, ROMs rows)
-    assert "before" in got.stdout and "(" in got.stdout
+    # every configuration of bench.gpu_shape_ab ran: one column each, the ratio to "before"
+    from bench.gpu_shape_ab import CONFIGS
+
+    assert "| ROM | envs | " + " | ".join(CONFIGS) + " |" in got.stdout
+    assert "x) |" in got.stdout
     with tarfile.open(tmp_path / "out" / "gpu-sweep.tar.gz") as tar:
         names = set(tar.getnames())
     for folder in ("sweep-demo", "sweep-busy", "sweep-quest", "sweep-game"):
