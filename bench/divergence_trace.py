@@ -53,9 +53,10 @@ from gbxcule.kernels.cpu_regs import direct_index, load_regs, store_regs
 from gbxcule.kernels.cpu_step import cpu_general
 from gbxcule.kernels.fetch import fetch, is_illegal
 from gbxcule.kernels.interrupts import check_interrupts
-from gbxcule.kernels.ioregs import raise_interrupt
+from gbxcule.kernels.ioregs import FRAME_T, raise_interrupt
 from gbxcule.kernels.joypad import joypad_frame_end, joypad_frame_start
 from gbxcule.kernels.ppu import lcd_sync
+from gbxcule.kernels.ppu_quiet import lcd_quiet_lines
 from gbxcule.kernels.serial import serial_sync
 from gbxcule.kernels.state import (
     CYCLES,
@@ -100,7 +101,8 @@ def emit(trace: wp.array2d(dtype=wp.int16), i: int, n: int, code: int) -> int:
 def traced_halt_through_lcd(
     m: wp.ref[Machine], trace: wp.array2d(dtype=wp.int16), i: int, n0: int
 ) -> int:
-    """``kernels/step.py``'s ``halt_through_lcd``, one ``HALT_LCD`` per pass of its loop."""
+    """``kernels/slice.py``'s ``halt_through_lcd``, one ``HALT_LCD`` per pass of its loop (a
+    jump over whole quiet lines, ``lcd_quiet_lines``, is one pass)."""
     i32 = m.i32
     i64 = m.i64
     n = n0
@@ -114,6 +116,12 @@ def traced_halt_through_lcd(
             break
         if cycles + wp.int64(1) < t:  # the sound unit's target may be the slice's
             break
+        if cycles >= FRAME_T:
+            jumped = lcd_quiet_lines(m, 0, cycles, cycles + wp.min(tim_left, ser_left))
+            if jumped != cycles:
+                cycles = jumped
+                i64[0, CYCLES] = cycles
+                continue
         cycles = cycles + t
         i64[0, CYCLES] = cycles
         bits = lcd_sync(m, 0, cycles)

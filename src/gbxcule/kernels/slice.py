@@ -15,8 +15,9 @@ import warp as wp
 
 from gbxcule.kernels.apu import apu_slice_target
 from gbxcule.kernels.dma import dma_sync, dma_sync_outlined
-from gbxcule.kernels.ioregs import NEVER, pending_interrupts, raise_interrupt
+from gbxcule.kernels.ioregs import FRAME_T, NEVER, pending_interrupts, raise_interrupt
 from gbxcule.kernels.ppu import lcd_sync, lcd_sync_outlined
+from gbxcule.kernels.ppu_quiet import lcd_quiet_lines
 from gbxcule.kernels.serial import serial_sync
 from gbxcule.kernels.state import (
     CYCLES,
@@ -107,7 +108,7 @@ def next_slice_is_plain(m: wp.ref[Machine], i: int, ime_delay: int) -> int:
     return wp.where(pending_interrupts(m, i) == 0, 1, 0)
 
 
-def _make_halt_through_lcd(out_of_line: bool):
+def _make_halt_through_lcd(out_of_line: bool, quiet_lines: bool = True):
     lcd = lcd_sync_outlined if out_of_line else lcd_sync
 
     def halt_through_lcd(m: wp.ref[Machine], i: int):
@@ -117,7 +118,10 @@ def _make_halt_through_lcd(out_of_line: bool):
         timer and serial port then just count (no event before their distance), so they
         are synced once at the end: the same state, since a sync that crosses no event
         is one jump. Stops at the first slice a timer/serial event or OAM DMA could end,
-        at the first interrupt flag raised, or at the end of the frame.
+        at the first interrupt flag raised, or at the end of the frame. Where no
+        transition of whole lines ahead can raise a flag, draw or reach the timer's or
+        serial port's event, they are one jump too (``lcd_quiet_lines``,
+        kernels/ppu_quiet.py; ``quiet_lines=False``: one transition a pass, for testing).
         """
         i32 = m.i32
         i64 = m.i64
@@ -130,6 +134,13 @@ def _make_halt_through_lcd(out_of_line: bool):
                 break
             if cycles + wp.int64(1) < t:  # the sound unit's target may be the slice's
                 break
+            if wp.static(quiet_lines):
+                if cycles >= FRAME_T:  # (past the sound unit's early targets)
+                    jumped = lcd_quiet_lines(m, i, cycles, cycles + wp.min(tim_left, ser_left))
+                    if jumped != cycles:
+                        cycles = jumped
+                        i64[i, CYCLES] = cycles
+                        continue
             cycles = cycles + t
             i64[i, CYCLES] = cycles
             bits = wp.static(lcd)(m, i, cycles)
@@ -141,8 +152,12 @@ def _make_halt_through_lcd(out_of_line: bool):
 
     if out_of_line:
         return wp.func(halt_through_lcd, name="halt_through_lcd_outlined", inline=False)
+    if not quiet_lines:
+        return wp.func(halt_through_lcd, name="halt_through_lcd_stepwise")
     return wp.func(halt_through_lcd)
 
 
 halt_through_lcd = _make_halt_through_lcd(out_of_line=False)
 halt_through_lcd_outlined = _make_halt_through_lcd(out_of_line=True)
+# one LCD transition a pass, as before lcd_quiet_lines: what tests/test_ppu_quiet.py compares
+halt_through_lcd_stepwise = _make_halt_through_lcd(out_of_line=False, quiet_lines=False)
