@@ -57,24 +57,39 @@ LAST_QUIET_LINE = wp.constant(143)  # the skip ends at mode 2 of a line up to 14
 
 
 @wp.func
+def quiet_frame(m: wp.ref[Machine], i: int) -> int:
+    """1 on a frame whose lines a jump may cross: the LCD on, past its first frame, no reset
+    pending, nothing drawn, no STAT interrupt source enabled. No LCD transition changes
+    any of it within a frame (only the CPU's writes do), so a quiet HALT tests it once."""
+    i32 = m.i32
+    if i32[i, LCD_RENDER] != 0 or i32[i, LCD_FIRST_FRAME] != 0 or i32[i, LCD_RESET] != 0:
+        return 0
+    if (reg(m, i, STAT) & 0x78) != 0 or (reg(m, i, LCDC) & 0x80) == 0:
+        return 0
+    return 1
+
+
+@wp.func
 def at_quiet_mode2(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
-    """1 when the LCD is at the start of a line's mode 2, synced to ``cycles``, on a frame
-    that draws nothing, with no STAT source that a transition could fire."""
+    """1 when the LCD is at the start of a line's mode 2, synced to ``cycles``, on a
+    ``quiet_frame``."""
     i32 = m.i32
     i64 = m.i64
-    if i32[i, LCD_RENDER] != 0 or i32[i, LCD_FIRST_FRAME] != 0 or i32[i, LCD_RESET] != 0:
+    if quiet_frame(m, i) == 0:
         return 0
     if i32[i, LCD_TRANSITION] != TRANS_NONE or i32[i, LCD_NEXT_MODE] != 3:
         return 0
-    stat = reg(m, i, STAT)
-    if (stat & 3) != 2 or (stat & 0x78) != 0 or (reg(m, i, LCDC) & 0x80) == 0:
+    if (reg(m, i, STAT) & 3) != 2:
         return 0
     if i64[i, LCD_TARGET] - i64[i, LCD_CLOCK] != wp.int64(MODE2_CYCLES):
         return 0
     return wp.where(i64[i, LCD_LAST] == cycles, 1, 0)
 
 
-@wp.func
+# One out-of-line copy: inlined in the CPU's step it made the busy ROM, which never halts,
+# 7 % slower and quest 11 % (bench.cpu_ab), and its caller calls it only where a
+# transition is mode 2's start (once a line of quiet HALT).
+@wp.func(inline=False)
 def lcd_quiet_lines(m: wp.ref[Machine], i: int, cycles: wp.int64, limit: wp.int64) -> wp.int64:
     """The LCD moved whole lines ahead of ``cycles`` (see the module doc), each line's last
     transition before ``limit``; returns the new cycle count (``cycles``: none moved)."""

@@ -16,8 +16,8 @@ import warp as wp
 from gbxcule.kernels.apu import apu_slice_target
 from gbxcule.kernels.dma import dma_sync, dma_sync_outlined
 from gbxcule.kernels.ioregs import FRAME_T, NEVER, pending_interrupts, raise_interrupt
-from gbxcule.kernels.ppu import lcd_sync, lcd_sync_outlined
-from gbxcule.kernels.ppu_quiet import lcd_quiet_lines
+from gbxcule.kernels.ppu import MODE2_CYCLES, lcd_sync, lcd_sync_outlined
+from gbxcule.kernels.ppu_quiet import lcd_quiet_lines, quiet_frame
 from gbxcule.kernels.serial import serial_sync
 from gbxcule.kernels.state import (
     CYCLES,
@@ -126,6 +126,8 @@ def _make_halt_through_lcd(out_of_line: bool, quiet_lines: bool = True):
         i32 = m.i32
         i64 = m.i64
         cycles = i64[i, CYCLES]
+        if wp.static(quiet_lines):
+            may_jump = quiet_frame(m, i)  # what no transition of this loop changes
         while i32[i, FRAME_DONE] == 0:
             tim_left = i64[i, TIM_TO_IRQ] - (cycles - i64[i, TIM_LAST])
             ser_left = i64[i, SER_TO_IRQ] - (cycles - i64[i, SER_LAST])
@@ -135,7 +137,10 @@ def _make_halt_through_lcd(out_of_line: bool, quiet_lines: bool = True):
             if cycles + wp.int64(1) < t:  # the sound unit's target may be the slice's
                 break
             if wp.static(quiet_lines):
-                if cycles >= FRAME_T:  # (past the sound unit's early targets)
+                # t is mode 2's length at a mode-2 start (the cheap test first: at the
+                # other three transitions of a line the loop pays one compare), and the
+                # sound unit's early targets are long past
+                if may_jump != 0 and t == wp.int64(MODE2_CYCLES) and cycles >= FRAME_T:
                     jumped = lcd_quiet_lines(m, i, cycles, cycles + wp.min(tim_left, ser_left))
                     if jumped != cycles:
                         cycles = jumped
