@@ -7,14 +7,14 @@ laid out as ``Module.load`` looks it up (``<dir>/<warp version>/<module id>/``).
 device, ``WARP_CACHE_PATH=<dir>`` with ``warp.config.cuda_output = "cubin"``
 (tools/gpu_session.sh sets both) makes Warp load them: its log says "(cached)", not
 "(compiled)". A module whose source changed after this ran has another hash and simply
-compiles there again. Each block size a session launches with (``block_dim``: 64, the
-CUDA default, and 256 and 32 for the ``block64`` and ``block32`` knobs of bench.gpu_knobs)
-is a variant of its own. The step kernels bench.gpu_shape_ab compares are built too, at the
+compiles there again. Each block size is a variant of its own; by default only 64, the
+CUDA default, is built (``--block-dims 64,256,32`` adds the ``block64``/``block32``
+knobs' sizes). The step kernels bench.gpu_shape_ab compares are built too, at the
 default block size: its register caps here, and in a child process with the locals left
 uninitialized (``GBXCULE_CUDA_VALUE_INIT=0``, kernels/codegen.py) every module again and
 the step before issue #41, into the cache folder such a process uses (``value-init-off``).
 
-Usage: python tools/gpu_precompile.py [--out .gpucache] [--arch 90] [--block-dims 64,256,32]
+Usage: python tools/gpu_precompile.py [--out .gpucache] [--arch 90] [--block-dims 64]
 """
 
 from __future__ import annotations
@@ -62,8 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arch", type=int, default=90, help="the SM architecture (H100: 90)")
     parser.add_argument(
         "--block-dims",
-        default="64,256,32",
-        help="CUDA block sizes to build (64: the backends' default)",
+        default="64",
+        help="CUDA block sizes to build (64: the backends' default; 256 and 32 for the "
+        "block64/block32 knobs of the profile phase, which compile there otherwise: with "
+        "them the CUBINs took call 1 to 63.6 of the 64 MiB a call carries)",
     )
     parser.add_argument("--value-init-off", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

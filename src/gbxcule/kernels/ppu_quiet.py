@@ -10,17 +10,19 @@ it as the transitions one by one would have:
 
 - the line takes 456 cycles whatever its sprites (mode 3's 172 + adjustment and mode 0's
   200 - adjustment), so the clock, target and cycle count move by 456 a line;
-- LY is the new line, STAT in mode 2 with its coincidence bit for that line; the STAT
-  interrupt line stays low (with no source enabled the mode-2 transition left it low, and
-  every transition after it would too);
+- LY is the new line, STAT in mode 2 with its coincidence bit for that line, the STAT
+  interrupt line low (no mode source is enabled, and the jump ends before the line LYC
+  names where the LYC source is: the line at the jump's start may have held it high);
 - ``LCD_M3_ADJUST`` is the last line's mode-3 adjustment (``mode3_adjustment``, which also
   builds the OAM band cache where the first line would have);
 - the window's Y condition (``WIN_ACTIVE``) holds if WY was one of the lines entered.
 
 It refuses (and the caller runs the transitions one by one) anywhere else: not at mode 2's
 start, the LCD off, its first frame or a reset pending, the frame rendered (``draw_line``
-latches each line), any STAT interrupt source enabled, or fewer than one whole line before
-line 143 ends (VBlank raises its flag at line 144) or before ``limit``.
+latches each line), a STAT mode source (HBlank, VBlank, OAM) enabled, or fewer than one
+whole line before line 143 ends (VBlank raises its flag at line 144), before ``limit``, or,
+with the LYC source enabled, before the line LYC names (quest's status bar split: entering
+it raises STAT).
 ``tests/test_ppu_quiet.py`` runs both ways from random LCD, timer and OAM states.
 """
 
@@ -38,6 +40,7 @@ from gbxcule.kernels.ppu import (
 from gbxcule.kernels.state import (
     LCD_CLOCK,
     LCD_FIRST_FRAME,
+    LCD_IRQ_LINE,
     LCD_LAST,
     LCD_M3_ADJUST,
     LCD_NEXT_MODE,
@@ -59,12 +62,13 @@ LAST_QUIET_LINE = wp.constant(143)  # the skip ends at mode 2 of a line up to 14
 @wp.func
 def quiet_frame(m: wp.ref[Machine], i: int) -> int:
     """1 on a frame whose lines a jump may cross: the LCD on, past its first frame, no reset
-    pending, nothing drawn, no STAT interrupt source enabled. No LCD transition changes
-    any of it within a frame (only the CPU's writes do), so a quiet HALT tests it once."""
+    pending, nothing drawn, no STAT mode source enabled (the LYC source may be). No LCD
+    transition changes any of it within a frame (only the CPU's writes do), so a quiet HALT
+    tests it once."""
     i32 = m.i32
     if i32[i, LCD_RENDER] != 0 or i32[i, LCD_FIRST_FRAME] != 0 or i32[i, LCD_RESET] != 0:
         return 0
-    if (reg(m, i, STAT) & 0x78) != 0 or (reg(m, i, LCDC) & 0x80) == 0:
+    if (reg(m, i, STAT) & 0x38) != 0 or (reg(m, i, LCDC) & 0x80) == 0:
         return 0
     return 1
 
@@ -98,6 +102,9 @@ def lcd_quiet_lines(m: wp.ref[Machine], i: int, cycles: wp.int64, limit: wp.int6
     ly = reg(m, i, LY)
     lines = wp.int64(LAST_QUIET_LINE - ly)
     lines = wp.min(lines, (limit - wp.int64(1) - cycles) // wp.int64(LINE_CYCLES))
+    lyc = reg(m, i, LYC)
+    if (reg(m, i, STAT) & 0x40) != 0 and lyc > ly:
+        lines = wp.min(lines, wp.int64(lyc - 1 - ly))
     if lines <= wp.int64(0):
         return cycles
     i32 = m.i32
@@ -109,9 +116,10 @@ def lcd_quiet_lines(m: wp.ref[Machine], i: int, cycles: wp.int64, limit: wp.int6
         i32[i, WIN_ACTIVE] = 1
     set_reg(m, i, LY, line)
     stat = reg(m, i, STAT) & 0xFB
-    if reg(m, i, LYC) == line:
+    if lyc == line:
         stat = stat | 0x04
     set_reg(m, i, STAT, stat)
+    i32[i, LCD_IRQ_LINE] = 0
     span = lines * wp.int64(LINE_CYCLES)
     clock = i64[i, LCD_CLOCK] + span
     i64[i, LCD_CLOCK] = clock
