@@ -13,8 +13,8 @@ from gbxcule.kernels.cpu_regs import CpuRegs, get_r16, load_regs, pack_bcdehl, r
 from gbxcule.kernels.cpu_step import cpu_execute
 from gbxcule.kernels.fetch import fetch, is_illegal
 from gbxcule.kernels.interrupts import check_interrupts
+from gbxcule.kernels.slice import sync_units
 from gbxcule.kernels.state import HALTED, INT_QUEUED, LOCKED, Machine
-from gbxcule.kernels.step import sync_units
 
 wp.set_module_options({"enable_backward": False})
 

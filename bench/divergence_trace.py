@@ -58,6 +58,13 @@ from gbxcule.kernels.joypad import joypad_frame_end, joypad_frame_start
 from gbxcule.kernels.ppu import lcd_sync
 from gbxcule.kernels.ppu_quiet import lcd_quiet_lines
 from gbxcule.kernels.serial import serial_sync
+from gbxcule.kernels.slice import (
+    MIN_SLICE,
+    halt_is_quiet,
+    next_slice_is_plain,
+    slice_target,
+    sync_units,
+)
 from gbxcule.kernels.state import (
     CYCLES,
     DMA_ACTIVE,
@@ -77,13 +84,6 @@ from gbxcule.kernels.state import (
     TIM_TO_IRQ,
     Machine,
     env_view,
-)
-from gbxcule.kernels.step import (
-    MIN_SLICE,
-    halt_is_quiet,
-    next_slice_is_plain,
-    slice_target,
-    sync_units,
 )
 from gbxcule.kernels.timer import timer_sync
 

@@ -47,11 +47,11 @@ def test_env_view_sets_every_machine_field():
     assert not missing, f"env_view does not carry Machine fields {missing}"
 
 
-@pytest.mark.parametrize("layout", ["env_major", "interleaved"])
-def test_env_view_writes_reach_only_that_env(layout):
+def mbc3_machine(layout: str):
+    """NUM_ENVS envs of an MBC3+TIMER cart (every per-env block allocated) in ``layout``."""
     rom = build_rom('SECTION "main", ROM0[$0150]\n.l:\n    jr .l\n', cart_type="MBC3+TIMER+BATTERY")
     _, cart = cart_config(rom)
-    m = allocate_machine(
+    return allocate_machine(
         NUM_ENVS,
         rom=np.frombuffer(rom, dtype=np.uint8),
         boot=np.zeros(0x100, dtype=np.uint8),
@@ -59,6 +59,11 @@ def test_env_view_writes_reach_only_that_env(layout):
         device="cpu",
         mem_layout=layout,
     )
+
+
+@pytest.mark.parametrize("layout", ["env_major", "interleaved"])
+def test_env_view_writes_reach_only_that_env(layout):
+    m = mbc3_machine(layout)
     wp.launch(mark_one_env, dim=1, inputs=[m, TARGET], device="cpu")
     expected = {
         "pc": ((), 0x1234),
@@ -99,18 +104,9 @@ def test_interleaved_layout_puts_the_env_axis_last_in_every_block():
     """mem_layout="interleaved" (the CUDA default) lays every per-env block out with
     neighbouring envs next to each other, so the lanes of a warp reading one field or
     address read one line (issue #41); env_major keeps each env's row contiguous."""
-    rom = build_rom('SECTION "main", ROM0[$0150]\n.l:\n    jr .l\n', cart_type="MBC3+TIMER+BATTERY")
-    _, cart = cart_config(rom)
     arrays = {}
     for layout in ("env_major", "interleaved"):
-        m = allocate_machine(
-            NUM_ENVS,
-            rom=np.frombuffer(rom, dtype=np.uint8),
-            boot=np.zeros(0x100, dtype=np.uint8),
-            cart=cart,
-            device="cpu",
-            mem_layout=layout,
-        )
+        m = mbc3_machine(layout)
         arrays[layout] = {
             name: getattr(m, name)
             for name, var in Machine.vars.items()

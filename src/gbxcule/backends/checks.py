@@ -138,6 +138,16 @@ def check_cuda_max_registers(cap: Any, units_out_of_line: bool) -> int | None:
     return cap
 
 
+def check_hot_loop(hot_loop: Any, units_out_of_line: bool) -> bool:
+    """The GPU shape's call-free instruction loop (``WarpVecBackend(hot_loop=...)``): ``True``,
+    or ``False`` (the shape before it) on the GPU shape only."""
+    if not isinstance(hot_loop, bool):
+        raise TypeError(f"hot_loop must be True or False, got {hot_loop!r}")
+    if not hot_loop and not units_out_of_line:
+        raise ValueError("hot_loop=False is the GPU shape's (units_out_of_line=True)")
+    return hot_loop
+
+
 ENV_ORDERS = ("launch", "pc")
 
 

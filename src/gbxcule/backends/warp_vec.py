@@ -21,6 +21,7 @@ from gbxcule.backends.checks import (
     check_cuda_max_registers,
     check_env,
     check_env_order,
+    check_hot_loop,
     check_opcode_dispatch,
     check_positive_int,
     check_range,
@@ -156,11 +157,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         self.cuda_max_registers = check_cuda_max_registers(
             cuda_max_registers, self.units_out_of_line
         )
-        if not isinstance(hot_loop, bool):
-            raise TypeError(f"hot_loop must be True or False, got {hot_loop!r}")
-        if not hot_loop and not self.units_out_of_line:
-            raise ValueError("hot_loop=False is the GPU shape's (units_out_of_line=True)")
-        self.hot_loop = hot_loop
+        self.hot_loop = check_hot_loop(hot_loop, self.units_out_of_line)
         self.env_order = check_env_order(env_order, self.units_out_of_line)
         self.mem_layout = mem_layout
         joypad_slots(frames_per_step, release_after_frames)
@@ -204,6 +201,8 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
                 )
             )
             self._step_machine.append(self._env_order)
+            if self.env_order == "pc":  # the sort's keys, beside the order it sorts
+                self._order_keys = wp.zeros(2 * num_envs, dtype=wp.int32, device=device)
         self.pixels = PixelBuffers(
             num_envs,
             device,
@@ -221,10 +220,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         (kernels/env_order.py), on the device, in the device's stream."""
         from gbxcule.kernels.env_order import pc_sort_keys
 
-        order = self._env_order.parts[0]
-        keys = getattr(self, "_order_keys", None)
-        if keys is None:
-            keys = self._order_keys = wp.zeros(order.shape[0], dtype=wp.int32, device=self.device)
+        order, keys = self._env_order.parts[0], self._order_keys
         blocks = {} if self._slices.block_dim is None else {"block_dim": self._slices.block_dim}
         wp.launch(
             pc_sort_keys,

@@ -204,6 +204,7 @@ def make_cpu_hot_loop(module: str | None, hooks: bool = False):
     paths on. ``hooks``: it also stops before a PC the hook filter may hold (the first
     exempt, as in ``cpu_run_fast``). Returns ``end << 2 | RUN_*`` (``end`` unchanged)."""
     name = "cpu_hot_loop_hooked" if hooks else "cpu_hot_loop"
+    fast_paths = make_fast_paths(cpu_fast_mem_direct, module)
 
     @wp.func(inline=True, name=name, module=module)
     def cpu_hot_loop(k: wp.ref[Machine], i: int, r: wp.ref[CpuRegs], end: wp.int64) -> wp.int64:
@@ -224,9 +225,7 @@ def make_cpu_hot_loop(module: str | None, hooks: bool = False):
             n1 = (fetched >> 8) & 0xFF
             fast = wp.int32(0)
             if op != 0xCB:
-                fast = cpu_fast(r, op, n1, fetched >> 8)
-                if fast == 0:
-                    fast = cpu_fast_mem_direct(k, i, r, op, n1, fetched >> 8)
+                fast = wp.static(fast_paths)(k, i, r, op, n1, fetched >> 8)
             elif (n1 & 7) != 6:
                 fast = cpu_fast_cb(r, n1)
             if fast == 0:

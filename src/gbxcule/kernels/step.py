@@ -73,7 +73,7 @@ from gbxcule.kernels.hooks import (
 from gbxcule.kernels.interrupts import check_interrupts, check_interrupts_outlined
 from gbxcule.kernels.ioregs import pending_interrupts
 from gbxcule.kernels.joypad import joypad_frame_end, joypad_frame_start
-from gbxcule.kernels.slice import (  # noqa: F401 - re-exported: bench/divergence_trace.py
+from gbxcule.kernels.slice import (
     MIN_SLICE,
     halt_is_quiet,
     halt_through_lcd,
