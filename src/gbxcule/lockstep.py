@@ -53,21 +53,15 @@ import numpy as np
 
 from gbxcule.backends.protocol import CPU_STATE_KEYS, Backend
 from gbxcule.core.actions import get_codec, validate_actions
+from gbxcule.core.memory_layout import SPANS
 from gbxcule.files import checkout_root
 
 DEFAULT_BUNDLE_ROOT = Path("repro")  # under the working directory
 
 # name -> [lo, hi) of the CPU address space
+# the address map's spans by key, less echo RAM (WRAM's bytes again) and unusable memory
 REGIONS: dict[str, tuple[int, int]] = {
-    "rom0": (0x0000, 0x4000),
-    "romx": (0x4000, 0x8000),
-    "vram": (0x8000, 0xA000),
-    "cartram": (0xA000, 0xC000),
-    "wram": (0xC000, 0xE000),
-    "oam": (0xFE00, 0xFEA0),
-    "io": (0xFF00, 0xFF80),
-    "hram": (0xFF80, 0xFFFF),
-    "ie": (0xFFFF, 0x10000),
+    s.key: (s.lo, s.hi) for s in SPANS if s.mirror is None and s.key != "unusable"
 }
 DEFAULT_REGION_NAMES = ("vram", "cartram", "wram", "oam", "io", "hram", "ie")
 MAX_DIFF_LINES = 40

@@ -19,16 +19,12 @@ from gbxcule.asm.bootrom import boot_rom_bytes
 from gbxcule.backends.pyboy_backend import cpu_block, make_pyboy, post_boot_state
 from gbxcule.backends.warp_base import allocate_machine, cart_config, field_view
 from gbxcule.core.actions import mask_to_buttons
+from gbxcule.core.memory_layout import SPAN, SPANS
 
-REGIONS = {
-    "vram": (0x8000, 0xA000),
-    "cartram": (0xA000, 0xC000),
-    "wram": (0xC000, 0xE000),
-    "oam": (0xFE00, 0xFEA0),
-    "unusable": (0xFEA0, 0xFF00),
-    "io": (0xFF00, 0xFF80),
-    "hram": (0xFF80, 0x10000),
-}
+# every span the CPU can write, echo RAM aside (WRAM's bytes again); IE with HRAM
+REGIONS = {s.key: (s.lo, s.hi) for s in SPANS if s.row is not None and s.mirror is None}
+REGIONS["hram"] = (SPAN["hram"].lo, SPAN["ie"].hi)
+del REGIONS["ie"]
 REGS = ("pc", "sp", "a", "f", "b", "c", "d", "e", "h", "l", "ime", "halted", "cycles")
 
 

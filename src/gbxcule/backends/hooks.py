@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import warp as wp
 
+from gbxcule.core.memory_layout import SPAN, span_at
 from gbxcule.kernels.hooks import (
     HOOK_COUNT,
     HOOK_HITS,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 
 _BANK_ADDR = re.compile(r"^([0-9A-Fa-f]{1,4}):([0-9A-Fa-f]{1,4})$")
 BANK_SIZE = 0x4000
+PYBOY_HOOK_END = SPAN["echo"].lo  # PyBoy's hook_register refuses addresses from here on
 
 
 class HookError(ValueError):
@@ -55,12 +57,13 @@ class HookError(ValueError):
 
 
 def _where(addr: int) -> str:
-    if 0x8000 <= addr < 0xE000:
+    span = span_at(addr)
+    if addr < PYBOY_HOOK_END:
         return (
-            "VRAM/cart RAM/WRAM hooks are not supported: PyBoy patches the RAM byte with 0xDB, "
+            f"{span.name} hooks are not supported: PyBoy patches the RAM byte with 0xDB, "
             "which the game's own writes and reads see, so its counts depend on them"
         )
-    return "PyBoy refuses hooks at 0xE000-0xFFFF (echo RAM, OAM, IO, HRAM)"
+    return f"PyBoy refuses hooks at 0x{PYBOY_HOOK_END:04X}-0xFFFF ({span.name} here)"
 
 
 def parse_hook(spec: Any, rom_banks: int, symbols: Any) -> tuple[int, int]:

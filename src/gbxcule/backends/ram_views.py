@@ -29,19 +29,12 @@ bus's side effects. Reading IO registers, banked ROM and the like goes through
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 import warp as wp
 
 from gbxcule.core import memory_layout as ml
 
-REGIONS = {
-    "wram": (ml.WRAM_OFF, ml.WRAM_SIZE),
-    "hram": (ml.HRAM_OFF, ml.HRAM_SIZE),
-    "vram": (ml.VRAM_OFF, ml.VRAM_SIZE),
-    "oam": (ml.OAM_OFF, ml.OAM_SIZE),
-}
+REGIONS = {key: (ml.SPAN[key].row, ml.SPAN[key].size) for key in ("wram", "hram", "vram", "oam")}
 MBC2_CELLS = 512
 
 
@@ -67,24 +60,17 @@ class RamViews:
 def mem_offset(addr: int, bank: int, size: int, cart_ram_bytes: int, mbc2: bool) -> int | None:
     """Row offset of ``size`` bytes at CPU ``addr`` in ``bank`` when they are plain RAM in
     ``mem`` (VRAM, WRAM and its echo, OAM, HRAM, cart RAM of that bank); else ``None``."""
-    end = addr + size
-    spans: list[tuple[int, int, Any]] = [
-        (0x8000, 0xA000, lambda a: ml.VRAM_OFF + a - 0x8000),
-        (0xC000, 0xE000, lambda a: ml.WRAM_OFF + a - 0xC000),
-        (0xE000, 0xFE00, lambda a: ml.WRAM_OFF + a - 0xE000),
-        (0xFE00, 0xFEA0, lambda a: ml.OAM_OFF + a - 0xFE00),
-        (0xFF80, 0xFFFF, lambda a: ml.HRAM_OFF + a - 0xFF80),
-    ]
-    for lo, hi, where in spans:
-        if lo <= addr and end <= hi:
-            return where(addr)
-    if 0xA000 <= addr and end <= 0xC000 and cart_ram_bytes:
+    fixed = ml.fixed_row_offset(addr, size)
+    if fixed is not None:
+        return fixed
+    cart = ml.SPAN["cartram"]
+    if cart.holds(addr, size) and cart_ram_bytes:
         if mbc2:
-            first = addr - 0xA000
+            first = addr - cart.lo
             if first % MBC2_CELLS + size <= MBC2_CELLS:
-                return ml.CART_RAM_OFF + first % MBC2_CELLS
+                return cart.row + first % MBC2_CELLS
             return None
-        off = bank * 0x2000 + addr - 0xA000
+        off = bank * cart.size + addr - cart.lo
         if 0 <= off and off + size <= cart_ram_bytes:
-            return ml.CART_RAM_OFF + off
+            return cart.row + off
     return None

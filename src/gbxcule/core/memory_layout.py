@@ -1,13 +1,16 @@
-"""Per-env RAM layout shared by every backend, kernel and Torch view.
+"""The address map and the per-env RAM layout shared by every backend, kernel and view.
 
 Each env owns one contiguous row of ``MEM_BASE_BYTES + cart_ram_bytes`` bytes in
 ``Machine.mem`` (shape ``[N, row_bytes]``). The regions below sit at fixed
 offsets in that row; cart RAM follows at ``CART_RAM_OFF`` and is sized from the
 cartridge header. The ROM is never per env: one shared copy lives in
-``Machine.rom``.
+``Machine.rom``. ``SPANS`` names each span of the CPU's address space with its row
+offset: the one map the rest of the package derives its tables from.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 VRAM_OFF = 0x0000  # 0x8000-0x9FFF, 8 KiB
 VRAM_SIZE = 0x2000
@@ -31,3 +34,79 @@ def row_bytes(cart_ram_bytes: int) -> int:
     if cart_ram_bytes < 0:
         raise ValueError(f"cart_ram_bytes must be >= 0, got {cart_ram_bytes}")
     return MEM_BASE_BYTES + cart_ram_bytes
+
+
+@dataclass(frozen=True)
+class Span:
+    """One span ``[lo, hi)`` of the CPU's address space and where an env keeps its bytes.
+
+    ``row``: offset of ``lo``'s byte in the env's row (``None``: not kept per env, the
+    ROM); ``banked``: the CPU sees one bank of several here (``row`` is bank 0's);
+    ``plain``: RAM the game uses whose bytes read back as written, with no side effect
+    (what a task reads, a step end watches and a RAM view shows); ``mirror``: the span
+    whose bytes this one shows (echo RAM)."""
+
+    key: str
+    name: str
+    lo: int
+    hi: int
+    row: int | None
+    banked: bool = False
+    plain: bool = False
+    mirror: str | None = None
+
+    @property
+    def size(self) -> int:
+        return self.hi - self.lo
+
+    def holds(self, addr: int, size: int = 1) -> bool:
+        """Whether bytes ``[addr, addr + size)`` all lie in this span."""
+        return self.lo <= addr and addr + size <= self.hi
+
+
+# The DMG's address map, in address order, covering 0x0000-0xFFFF once: every table of
+# spans elsewhere (RAM views, task reads, step ends, lockstep regions, hooks) derives
+# from it.
+SPANS: tuple[Span, ...] = (
+    Span("rom0", "ROM bank 0", 0x0000, 0x4000, None),
+    Span("romx", "switchable ROM", 0x4000, 0x8000, None, banked=True),
+    Span("vram", "VRAM", 0x8000, 0xA000, VRAM_OFF, plain=True),
+    Span("cartram", "cart RAM", 0xA000, 0xC000, CART_RAM_OFF, banked=True, plain=True),
+    Span("wram", "WRAM", 0xC000, 0xE000, WRAM_OFF, plain=True),
+    Span("echo", "echo RAM", 0xE000, 0xFE00, WRAM_OFF, plain=True, mirror="wram"),
+    Span("oam", "OAM", 0xFE00, 0xFEA0, OAM_OFF, plain=True),
+    Span("unusable", "unusable memory", 0xFEA0, 0xFF00, UNUSABLE_OFF),
+    Span("io", "IO registers", 0xFF00, 0xFF80, IO_OFF),
+    Span("hram", "HRAM", 0xFF80, 0xFFFF, HRAM_OFF, plain=True),
+    Span("ie", "IE", 0xFFFF, 0x10000, IE_OFF),
+)
+SPAN = {s.key: s for s in SPANS}
+# plain RAM the CPU cannot bank away: one fixed row offset per address
+FIXED_RAM: tuple[Span, ...] = tuple(s for s in SPANS if s.plain and not s.banked)
+
+
+def span_at(addr: int) -> Span:
+    """The span holding CPU address ``addr`` (0x0000-0xFFFF)."""
+    for s in SPANS:
+        if s.lo <= addr < s.hi:
+            return s
+    raise ValueError(f"address {addr:#x} is outside 0x0000-0xFFFF")
+
+
+def fixed_row_offset(addr: int, size: int = 1) -> int | None:
+    """Row offset of ``size`` bytes at ``addr`` when they lie in one span of
+    ``FIXED_RAM``; else ``None``."""
+    for s in FIXED_RAM:
+        if s.holds(addr, size):
+            return s.row + addr - s.lo
+    return None
+
+
+def is_io(addr: int) -> bool:
+    """An IO register (0xFF00-0xFF7F) or IE (0xFFFF): bytes whose reads the bus computes."""
+    return SPAN["io"].lo <= addr < SPAN["io"].hi or addr == SPAN["ie"].lo
+
+
+def spans_text(spans: tuple[Span, ...]) -> str:
+    """``"VRAM 0x8000-0x9fff, ..."`` for messages."""
+    return ", ".join(f"{s.name} {s.lo:#06x}-{s.hi - 1:#06x}" for s in spans)

@@ -16,13 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gbxcule.core.memory_layout import FIXED_RAM, spans_text
+
 STEP_END_OPS = ("changes", "equals", "not_equals")
-STEP_END_SPANS = (  # where a step-end byte may lie
-    (0x8000, 0xA000, "VRAM"),
-    (0xC000, 0xFE00, "WRAM (and echo)"),
-    (0xFE00, 0xFEA0, "OAM"),
-    (0xFF80, 0xFFFF, "HRAM"),
-)
+STEP_END_SPANS = FIXED_RAM  # where a step-end byte may lie (core/memory_layout.py)
 
 
 class StepEndError(ValueError):
@@ -83,9 +80,9 @@ class StepEnd:
 
 def check_step_end_address(addr: int) -> int:
     """``addr`` when a step-end byte may lie there, else a ``StepEndError`` saying where."""
-    if not any(lo <= addr < hi for lo, hi, _ in STEP_END_SPANS):
-        spans = ", ".join(f"{name} {lo:#06x}-{hi - 1:#06x}" for lo, hi, name in STEP_END_SPANS)
+    if not any(s.holds(addr) for s in STEP_END_SPANS):
         raise StepEndError(
-            f"StepEnd at {addr:#06x}: a step-end byte lies in RAM no bank switch moves ({spans})"
+            f"StepEnd at {addr:#06x}: a step-end byte lies in RAM no bank switch moves "
+            f"({spans_text(STEP_END_SPANS)})"
         )
     return addr
