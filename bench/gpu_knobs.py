@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
-    from gbxcule.cli.rollout import cuda_available
+    from gbxcule.cli.playback import cuda_available
 
     if args.device == "cuda" and not cuda_available():
         ap.error("--device cuda needs a CUDA device visible to Warp; this machine has none")

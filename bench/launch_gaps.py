@@ -336,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rl-envs", default="4096", help="comma list for the PPO update; '' for none")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
-    from gbxcule.cli.rollout import cuda_available
+    from gbxcule.cli.playback import cuda_available
 
     device = args.device or ("cuda" if cuda_available() else "cpu")
     if device == "cuda" and not cuda_available():

@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--label", default="", help="what this run measures (kept in its rows)")
     args = ap.parse_args(argv)
     if args.device == "cuda":
-        from gbxcule.cli.rollout import cuda_available
+        from gbxcule.cli.playback import cuda_available
 
         if not cuda_available():
             ap.error("--device cuda needs a CUDA device visible to Warp; this machine has none")

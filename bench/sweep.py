@@ -451,7 +451,7 @@ def run_sweep(
 
 def default_backends() -> list[str]:
     """The CPU backends, plus warp-cuda when Warp sees a CUDA device."""
-    from gbxcule.cli.rollout import cuda_available
+    from gbxcule.cli.playback import cuda_available
 
     return ["warp-cpu", "pyboy", "pyboy-mp"] + (["warp-cuda"] if cuda_available() else [])
 
@@ -521,7 +521,7 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise ValueError(f"unknown backends {unknown}; known: {backend_names()}")
     if "warp-cuda" in backends:
-        from gbxcule.cli.rollout import cuda_available
+        from gbxcule.cli.playback import cuda_available
 
         if not cuda_available():
             raise ValueError("warp-cuda needs a CUDA device visible to Warp; this machine has none")

@@ -16,9 +16,9 @@ from PIL import Image
 from bench.roms.suite.demo import expected_frame
 from gbxcule import images
 from gbxcule.asm import build_rom
-from gbxcule.cli import COMMANDS, main, record, rollout
+from gbxcule.cli import COMMANDS, main, playback, record
 from gbxcule.cli import demo as demo_cli
-from gbxcule.cli.rollout import random_actions
+from gbxcule.cli.playback import random_actions
 from gbxcule.core.actions import get_codec
 from gbxcule.core.cartridge import CART_TYPE_OFFSET, HEADER_CHECKSUM_OFFSET, header_checksum
 from gbxcule.core.pixels import shades_to_grey
@@ -167,7 +167,7 @@ def test_demo_tile_grid_layout():
 
 
 def test_demo_refuses_cuda_without_a_device(capsys, monkeypatch):
-    monkeypatch.setattr(rollout, "cuda_available", lambda: False)
+    monkeypatch.setattr(playback, "cuda_available", lambda: False)
     assert main(["demo", "--device", "cuda", "--envs", "1", "--steps", "1"]) == 2
     assert "no CUDA device is visible to Warp" in capsys.readouterr().err
 
@@ -188,7 +188,7 @@ def _gif_frames(path: Path) -> tuple[list[np.ndarray], int]:
 
 def _gif_ms(steps: int, frames_per_step: int = 24) -> int:
     """GIF delays are whole centiseconds."""
-    return steps * (rollout.gif_frame_ms(frames_per_step) // 10 * 10)
+    return steps * (playback.gif_frame_ms(frames_per_step) // 10 * 10)
 
 
 def test_record_replays_a_demo_env(tmp_path, capsys):
@@ -282,7 +282,7 @@ def test_record_state_needs_a_backend_that_loads_states(tmp_path):
     class NoStates:
         pass
 
-    with pytest.raises(rollout.RolloutError, match="cannot load save states"):
+    with pytest.raises(playback.RolloutError, match="cannot load save states"):
         record._load_state(NoStates(), "old-backend", tmp_path / "s.state")
 
 

@@ -58,7 +58,7 @@ def test_block64_knob_passes_block_dim_64_against_warps_default(tmp_path, monkey
         return type("Row", (), {"sps": 2.0 if backend_options["block_dim"] == 64 else 1.0})()
 
     monkeypatch.setattr(gpu_knobs, "sweep_measure", fake)
-    monkeypatch.setattr("gbxcule.cli.rollout.cuda_available", lambda: True)
+    monkeypatch.setattr("gbxcule.cli.playback.cuda_available", lambda: True)
     argv = ["--knob", "block64", "--device", "cuda", "--rom", "demo", "--envs", "4"]
     assert gpu_knobs.main([*argv, "--rounds", "1", "--out", str(tmp_path)]) == 0
     assert seen == [{"block_dim": 64}, {"block_dim": 256}]

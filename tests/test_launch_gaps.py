@@ -71,9 +71,9 @@ def test_cpu_dry_run_writes_rows_traces_and_an_identical_graph(tmp_path, capsys)
 
 
 def test_cli_refuses_cuda_without_a_gpu_and_bad_counts(tmp_path, capsys, monkeypatch):
-    import gbxcule.cli.rollout as rollout
+    import gbxcule.cli.playback as playback  # noqa: PLR0402
 
-    monkeypatch.setattr(rollout, "cuda_available", lambda: False)
+    monkeypatch.setattr(playback, "cuda_available", lambda: False)
     with pytest.raises(SystemExit):
         launch_gaps.main(["--device", "cuda", "--out", str(tmp_path)])
     assert "needs a CUDA device" in capsys.readouterr().err

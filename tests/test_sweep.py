@@ -88,9 +88,9 @@ def test_gbxcule_bench_refuses_unknown_backends(tmp_path, rom, capsys):
 
 
 def test_gbxcule_bench_refuses_warp_cuda_without_a_gpu(tmp_path, rom, capsys, monkeypatch):
-    from gbxcule.cli import rollout
+    from gbxcule.cli import playback
 
-    monkeypatch.setattr(rollout, "cuda_available", lambda: False)
+    monkeypatch.setattr(playback, "cuda_available", lambda: False)
     args = ["bench", "--backends", "warp-cuda", "--rom", str(rom), "--out", str(tmp_path)]
     assert main(args) == 2
     assert "warp-cuda needs a CUDA device" in capsys.readouterr().err
@@ -98,11 +98,11 @@ def test_gbxcule_bench_refuses_warp_cuda_without_a_gpu(tmp_path, rom, capsys, mo
 
 
 def test_default_backends_are_the_cpu_ones_plus_cuda_when_seen(monkeypatch):
-    from gbxcule.cli import rollout
+    from gbxcule.cli import playback
 
-    monkeypatch.setattr(rollout, "cuda_available", lambda: False)
+    monkeypatch.setattr(playback, "cuda_available", lambda: False)
     assert sweep.default_backends() == ["warp-cpu", "pyboy", "pyboy-mp"]
-    monkeypatch.setattr(rollout, "cuda_available", lambda: True)
+    monkeypatch.setattr(playback, "cuda_available", lambda: True)
     assert sweep.default_backends() == ["warp-cpu", "pyboy", "pyboy-mp", "warp-cuda"]
 
 
@@ -281,9 +281,9 @@ def test_sweep_budget_skips_runs_and_lists_them(tmp_path, rom, monkeypatch):
 
 def test_render_cost_refuses_cuda_without_a_gpu(tmp_path, capsys, monkeypatch):
     from bench import render_cost
-    from gbxcule.cli import rollout
+    from gbxcule.cli import playback
 
-    monkeypatch.setattr(rollout, "cuda_available", lambda: False)
+    monkeypatch.setattr(playback, "cuda_available", lambda: False)
     with pytest.raises(SystemExit) as exc:
         render_cost.main(["--device", "cuda", "--envs", "1", "--out", str(tmp_path)])
     assert exc.value.code == 2

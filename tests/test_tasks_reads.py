@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from gbxcule.asm import build_rom
+from gbxcule.backends.ram_gather import HostRamGather
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
 from gbxcule.tasks import (
     BCD,
@@ -22,11 +23,19 @@ from gbxcule.tasks import (
     Lookup,
     ReadError,
 )
-from gbxcule.tasks.memory import DeviceMemory, HostMemory
+from gbxcule.tasks.memory import TaskMemory
 
 from .support.backend_api_support import write_rom
 
 pytestmark = pytest.mark.l1
+
+
+def DeviceMemory(backend, reads):  # noqa: N802 - the backend's own gather
+    return TaskMemory(backend, reads)
+
+
+def HostMemory(backend, reads):  # noqa: N802 - read_memory calls, on any backend
+    return TaskMemory(backend, reads, bind=lambda addrs: HostRamGather(backend, addrs))
 
 
 def _decode(read, rows: list[list[int]]) -> list[int]:

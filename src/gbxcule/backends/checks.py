@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from gbxcule.backends.protocol import EnvMaskError
+from gbxcule.core.actions import check_step_timing
 from gbxcule.core.cartridge import (
     BAD_LOGO_HINT,
     CHECKSUM_HINT,
@@ -65,32 +67,6 @@ def check_step_config(num_envs: int, frames_per_step: int, release_after_frames:
             "(or None for min(8, frames_per_step))"
         )
     return int(release_after_frames)
-
-
-def check_step_timing(codec: Any, frames_per_step: int, release_after: int, end: Any) -> None:
-    """Every action's buttons are released within its own step: each hold fits its step's
-    frames and, with an early end (``core/step_end.py``), its ``min_frames``; else a
-    ``ValueError`` naming the action. (A release left pending into later steps would
-    hold the next steps' presses, and PyBoy's event queue and ours would part.)"""
-    longest = (0, -1)  # (hold, action)
-    for action in range(codec.num_actions):
-        if not codec.masks[action]:
-            continue  # presses nothing: nothing to release
-        hold = codec.hold(action, release_after)
-        length = codec.length(action, frames_per_step)
-        if hold > length:
-            raise ValueError(
-                f"action {action} of codec {codec.name!r} holds its buttons {hold} frames in a "
-                f"step of {length}: give it hold=N <= frames"
-            )
-        longest = max(longest, (hold, action))
-    if end is not None and longest[0] > end.min_frames:
-        hold, action = longest
-        raise ValueError(
-            f"StepEnd.min_frames={end.min_frames} is shorter than action {action}'s hold "
-            f"({hold} frames, codec {codec.name!r}): a step could end with its button still "
-            f"held; set min_frames >= {hold}"
-        )
 
 
 def check_step_end(codec: Any, frames_per_step: int, release_after: int, end: Any) -> Any:
@@ -227,3 +203,24 @@ def write_values(addr: int, data: Any) -> np.ndarray:
     if np.any((values < 0) | (values > 0xFF)):
         raise ValueError("write_memory values must be bytes 0..255")
     return values
+
+
+def check_copy_sources(arr: np.ndarray, sel: np.ndarray, n: int) -> np.ndarray:
+    """``copy_envs``'s source ids (host, int32 ``[N]``) for mask ``sel``: integers in range,
+    none of them a copy's target in the same call; else an error that names the env."""
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise EnvMaskError(f"source env ids must be integers, got dtype {arr.dtype}")
+    if arr.shape != (n,):
+        raise EnvMaskError(f"source env ids must have shape ({n},), got {arr.shape}")
+    picked = np.flatnonzero(sel)
+    bad = picked[(arr[picked] < 0) | (arr[picked] >= n)]
+    if bad.size:
+        raise IndexError(f"env {bad[0]}: source env {arr[bad[0]]} out of range 0..{n - 1}")
+    chained = picked[(arr[picked] != picked) & (sel[arr[picked].clip(0, n - 1)] != 0)]
+    if chained.size:
+        e = int(chained[0])
+        raise ValueError(
+            f"env {e} copies env {arr[e]}, which is itself overwritten in this call; "
+            "a source env must not be in the mask"
+        )
+    return arr.astype(np.int32)

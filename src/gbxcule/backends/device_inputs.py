@@ -23,6 +23,7 @@ import numpy as np
 import torch
 import warp as wp
 
+from gbxcule.backends.protocol import EnvMaskError
 from gbxcule.core.actions import (
     ActionCodec,
     ActionDtypeError,
@@ -35,10 +36,6 @@ from gbxcule.core.actions import (
 
 class ActionDeviceError(ActionError):
     """Actions on another device than the backend's."""
-
-
-class EnvMaskError(ValueError):
-    """An env mask or slot array that is not one value per env on the right device."""
 
 
 _STREAMS: dict[int, wp.Stream] = {}

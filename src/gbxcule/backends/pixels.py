@@ -43,6 +43,7 @@ import torch
 import warp as wp
 
 from gbxcule.backends.env_slices import EnvSlices, PerEnv
+from gbxcule.backends.protocol import OBS_FORMATS
 from gbxcule.core import pixels as px
 from gbxcule.kernels import render
 
@@ -353,6 +354,20 @@ class PixelBackendMixin:
         self.pixels.render_pixels_snapshot_packed_to_torch(
             m.frame_video, m.line_latch, out, base_offset_bytes, video_log=m.video_log
         )
+
+    def render_obs(self, out: torch.Tensor, offset: int, obs_format: str) -> None:
+        """``TrainingBackend.render_obs``: one snapshot render launch into ``out``."""
+        if obs_format == "packed2":
+            self.render_pixels_snapshot_packed_to_torch(out, offset)
+        elif obs_format == "u8":
+            self.render_pixels_snapshot_to_torch(out, offset)
+        else:
+            raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
+
+    def screens(self, envs: Any) -> np.ndarray:
+        """``TrainingBackend.screens``: one full render launch for ``envs``."""
+        m = self.machine
+        return self.pixels.render_full(m.frame_video, m.line_latch, envs, video_log=m.video_log)
 
     def frame_shades(self, env: int) -> np.ndarray:
         """``uint8 [144, 160]`` shades of the last frame of ``env`` (protocol method)."""

@@ -52,3 +52,81 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Release processes, devices and buffers."""
+
+
+class EnvMaskError(ValueError):
+    """An env mask or slot array that is not one value per env on the right device."""
+
+
+class RamGatherError(ValueError):
+    """An address a backend's ``ram_gather`` cannot read (the message says why)."""
+
+
+class RamGather(Protocol):
+    """Bytes at fixed CPU addresses for every env (``TrainingBackend.ram_gather``)."""
+
+    device: Any  # torch.device of what ``gather`` returns
+
+    def gather(self) -> Any:
+        """``int64 [N, len(addrs)]`` Torch tensor on ``device``: each address as the CPU
+        reads it now (cart RAM of a named bank: that bank's byte)."""
+        ...
+
+
+OBS_FORMATS = ("packed2", "u8")  # 72x80 shades packed 4 to a byte, or one a byte
+
+
+@runtime_checkable
+class TrainingBackend(Backend, Protocol):
+    """What a task, the trainer, eval, L4 and the envs drive: both families of backends
+    (Warp: on its device, zero-copy; PyBoy: on the host) implement it, so no caller asks
+    which it holds. Tensors in and out live on ``torch_device``."""
+
+    torch_device: Any  # torch.device
+    symbols: Any  # the ROM's .sym table (gbxcule.core.symbols.SymbolTable)
+
+    def set_step_end(self, end: Any) -> None:
+        """End each step early on a RAM byte (``core/step_end.py``); ``None``: never."""
+
+    def step_frames_torch(self) -> Any:
+        """Integer ``[N]``: the frames each env's last step ran (Warp: an int32 view that
+        follows the steps; PyBoy: a new int64 tensor)."""
+        ...
+
+    def ram_gather(self, addrs: list[tuple[int, int | None]]) -> RamGather:
+        """Bind ``(address, bank)`` pairs, one a byte (``bank`` None: the bank the CPU
+        maps); raises ``RamGatherError`` for an address this backend cannot read."""
+        ...
+
+    @property
+    def num_start_states(self) -> int: ...
+
+    def add_start_state(self, source: Any) -> int:
+        """A start slot from a ``.state`` / snapshot path or bytes (or a captured state)."""
+        ...
+
+    def capture_start_state(self, env: int) -> int:
+        """A start slot holding ``env``'s current state."""
+        ...
+
+    def clear_start_states(self) -> None: ...
+
+    def start_state(self, slot: int) -> Any:
+        """Slot ``slot``'s state, as ``add_start_state`` takes it back (checkpoints)."""
+        ...
+
+    def reset_envs(self, mask: Any, *, slots: Any = None) -> None:
+        """The envs in ``mask`` (bool ``[N]``) restart from their start slot (``slots``
+        int ``[N]``; default slot 0)."""
+
+    def copy_envs(self, src_env_per_dst: Any, mask: Any) -> None:
+        """Env ``e`` in ``mask`` becomes a copy of env ``src_env_per_dst[e]``."""
+
+    def screens(self, envs: Any) -> np.ndarray:
+        """``uint8 [len(envs), 144, 160]``: those envs' last full frames (shades 0..3)."""
+        ...
+
+    def render_obs(self, out: Any, offset: int, obs_format: str) -> None:
+        """Every env's last frame downsampled to 72x80 (``obs_format`` in
+        ``OBS_FORMATS``), written into the caller's uint8 tensor ``out`` from element
+        ``offset`` on, env after env."""

@@ -78,11 +78,11 @@ from gbxcule.backends.checks import (
     check_seed,
     check_step_config,
     check_step_end,
-    check_step_timing,
     read_rom,
     write_values,
 )
-from gbxcule.core.actions import get_codec, validate_actions
+from gbxcule.backends.host_training import HostTrainingMixin, host_actions
+from gbxcule.core.actions import check_step_timing, get_codec, validate_actions
 from gbxcule.core.dmg import POST_BOOT_PC
 from gbxcule.core.step_end import StepEnd
 from gbxcule.core.symbols import SymbolTable, symbols_beside
@@ -281,7 +281,7 @@ def shades_from_rgba(rgba: np.ndarray, *, stock: bool = False) -> np.ndarray:
     return shades
 
 
-class PyBoySingleBackend:
+class PyBoySingleBackend(HostTrainingMixin):
     """``num_envs`` PyBoy instances stepped one after another in this process."""
 
     name = "pyboy"
@@ -330,6 +330,7 @@ class PyBoySingleBackend:
         check_step_timing(self.codec, frames_per_step, release_after_frames, None)
         self.step_end: StepEnd | None = None
         self._frames = np.zeros(num_envs, dtype=np.int64)
+        self._init_host_training()
         self.reset()
 
     @functools.cached_property
@@ -369,8 +370,14 @@ class PyBoySingleBackend:
             self._serial[env].clear()
             pyboy.load_state(io.BytesIO(data))
 
+    def save_state(self, env: int) -> bytes:
+        """``env``'s state as PyBoy's ``save_state`` writes it (``load_state`` takes it)."""
+        buf = io.BytesIO()
+        self.pyboy(env).save_state(buf)
+        return buf.getvalue()
+
     def step(self, actions: Any) -> None:
-        acts = validate_actions(actions, self.num_envs, self.codec)
+        acts = validate_actions(host_actions(actions), self.num_envs, self.codec)
         codec, end = self.codec, self.step_end
         for env, pyboy in enumerate(self._pyboys):
             action = int(acts[env])

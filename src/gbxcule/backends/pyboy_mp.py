@@ -26,6 +26,7 @@ from gbxcule.backends.checks import (
     check_step_config,
     read_rom,
 )
+from gbxcule.backends.host_training import HostTrainingMixin, host_actions
 from gbxcule.backends.pyboy_backend import (
     SOUND_IO_RANGE,
     PyBoySingleBackend,
@@ -39,6 +40,7 @@ _COMMANDS = frozenset(
         "reset",
         "step",
         "get_cpu_state",
+        "save_state",
         "read_memory",
         "write_memory",
         "serial_output",
@@ -103,7 +105,7 @@ def _shutdown(procs: list[Any], conns: list[Any]) -> None:
         conn.close()
 
 
-class PyBoyVecMpBackend:
+class PyBoyVecMpBackend(HostTrainingMixin):
     """Same protocol as :class:`PyBoySingleBackend`, envs split over ``num_workers`` processes."""
 
     name = "pyboy-mp"
@@ -169,6 +171,7 @@ class PyBoyVecMpBackend:
             self._conns.append(parent)
             self._procs.append(proc)
         self._finalizer = weakref.finalize(self, _shutdown, self._procs, self._conns)
+        self._init_host_training()
         try:
             self._gather(range(num_workers))
         except BaseException:
@@ -207,7 +210,7 @@ class PyBoyVecMpBackend:
         self._gather(range(self.num_workers))
 
     def step(self, actions: Any) -> None:
-        acts = validate_actions(actions, self.num_envs, self.codec)
+        acts = validate_actions(host_actions(actions), self.num_envs, self.codec)
         for w, conn in enumerate(self._conns):
             conn.send(("step", (acts[self._bounds[w] : self._bounds[w + 1]],)))
         self._gather(range(self.num_workers))
@@ -237,6 +240,9 @@ class PyBoyVecMpBackend:
         for w, local in per_worker.items():
             self._conns[w].send(("load_state", (data, local)))
         self._gather(list(per_worker))
+
+    def save_state(self, env: int) -> bytes:
+        return self._call_env(env, "save_state")
 
     def get_cpu_state(self, env: int) -> dict[str, int]:
         return self._call_env(env, "get_cpu_state")

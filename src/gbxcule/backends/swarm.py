@@ -16,32 +16,13 @@ import numpy as np
 import torch
 import warp as wp
 
+from gbxcule.backends.checks import check_copy_sources
 from gbxcule.backends.device_inputs import (
     EnvMaskError,
     env_mask,
     is_device_input,
     launch_consuming,
 )
-
-
-def _host_sources(src: Any, sel: np.ndarray, n: int) -> np.ndarray:
-    arr = src.detach().numpy() if isinstance(src, torch.Tensor) else np.asarray(src)
-    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
-        raise EnvMaskError(f"source env ids must be integers, got dtype {arr.dtype}")
-    if arr.shape != (n,):
-        raise EnvMaskError(f"source env ids must have shape ({n},), got {arr.shape}")
-    picked = np.flatnonzero(sel)
-    bad = picked[(arr[picked] < 0) | (arr[picked] >= n)]
-    if bad.size:
-        raise IndexError(f"env {bad[0]}: source env {arr[bad[0]]} out of range 0..{n - 1}")
-    chained = picked[(arr[picked] != picked) & (sel[arr[picked].clip(0, n - 1)] != 0)]
-    if chained.size:
-        e = int(chained[0])
-        raise ValueError(
-            f"env {e} copies env {arr[e]}, which is itself overwritten in this call; "
-            "a source env must not be in the mask"
-        )
-    return arr.astype(np.int32)
 
 
 def _device_sources(src: Any, n: int, device: Any) -> wp.array:
@@ -77,7 +58,10 @@ def copy_envs(backend: Any, src_env_per_dst: Any, mask: Any, errors: wp.array) -
         src = _device_sources(src_env_per_dst, n, device)
         on_torch = mask_torch or isinstance(src_env_per_dst, torch.Tensor)
     else:
-        host = _host_sources(src_env_per_dst, sel.numpy(), n)
+        src_host = src_env_per_dst
+        if isinstance(src_host, torch.Tensor):
+            src_host = src_host.detach().numpy()
+        host = check_copy_sources(np.asarray(src_host), sel.numpy(), n)
         src = wp.array(host, dtype=wp.int32, device=device)
         on_torch = False
     cache = backend._start_states

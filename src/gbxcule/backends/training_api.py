@@ -10,7 +10,8 @@
 * Full state: :meth:`~TrainingApiMixin.capture_state` /
   :meth:`~TrainingApiMixin.restore_state` (``backends/machine_state.py``).
 * RAM on the device: :meth:`~TrainingApiMixin.wram_torch` and friends
-  (``backends/ram_views.py``); symbols from a ``.sym`` file (``core/symbols.py``).
+  (``backends/ram_views.py``), :meth:`~TrainingApiMixin.ram_gather` (task reads,
+  ``backends/ram_gather.py``); symbols from a ``.sym`` file (``core/symbols.py``).
 * Swarm resets: :meth:`~TrainingApiMixin.copy_envs` copies whole env states between
   envs in one launch (``backends/swarm.py``).
 * Locked envs: :meth:`~TrainingApiMixin.locked_torch` / :meth:`~TrainingApiMixin.locked_envs`
@@ -37,6 +38,7 @@ import warp as wp
 from gbxcule.backends.checks import check_env, check_positive_int, check_seed
 from gbxcule.backends.device_inputs import ActionInput, DeviceErrorLog, env_mask, env_slots
 from gbxcule.backends.machine_state import MachineState, capture_env, restore_env
+from gbxcule.backends.ram_gather import DeviceRamGather
 from gbxcule.backends.ram_views import RamViews, mem_offset
 from gbxcule.backends.savestate_bridge import (
     FRESH_PYBOY_FIELDS,
@@ -291,6 +293,16 @@ class TrainingApiMixin:
     def mem_torch(self) -> torch.Tensor:
         """uint8 [N, row_bytes]: every env's whole RAM row (``backends/ram_views.py``)."""
         return self._views().mem
+
+    @property
+    def torch_device(self) -> torch.device:
+        """The Torch device of every tensor this backend takes and gives."""
+        return self.pixels.torch_device
+
+    def ram_gather(self, addrs: list[tuple[int, int | None]]) -> DeviceRamGather:
+        """``(address, bank)`` bytes gathered from the RAM row on the device
+        (``backends/ram_gather.py``)."""
+        return DeviceRamGather(self, addrs)
 
     def wram_torch(self) -> torch.Tensor:
         """uint8 [N, 8192] view of WRAM (0xC000-0xDFFF), zero-copy."""

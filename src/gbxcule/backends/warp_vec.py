@@ -27,7 +27,6 @@ from gbxcule.backends.checks import (
     check_range,
     check_seed,
     check_step_config,
-    check_step_timing,
     read_rom,
     write_values,
 )
@@ -44,7 +43,7 @@ from gbxcule.backends.warp_base import (
     per_env_arrays,
     slice_machine,
 )
-from gbxcule.core.actions import get_codec
+from gbxcule.core.actions import check_step_timing, get_codec
 from gbxcule.core.dmg import POST_BOOT_PC
 from gbxcule.kernels.joypad import joypad_slots
 from gbxcule.kernels.state import Machine

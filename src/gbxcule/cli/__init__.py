@@ -79,7 +79,7 @@ def quiet_warp(verbose: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from gbxcule.cli.rollout import RolloutError
+    from gbxcule.cli.playback import RolloutError
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from gbxcule.cli.rollout import (
+from gbxcule.cli.playback import (
     DEVICES,
     backend_for,
     gif_frame_ms,

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from gbxcule.cli.rollout import (
+from gbxcule.cli.playback import (
     DEVICES,
     RolloutError,
     backend_for,

@@ -261,3 +261,29 @@ def first_bad_action(arr: np.ndarray, codec: ActionCodec) -> int | None:
     if arr.size == 0 or (int(arr.min()) >= 0 and int(arr.max()) < codec.num_actions):
         return None
     return int(np.flatnonzero((arr < 0) | (arr >= codec.num_actions))[0])
+
+
+def check_step_timing(codec: Any, frames_per_step: int, release_after: int, end: Any) -> None:
+    """Every action's buttons are released within its own step: each hold fits its step's
+    frames and, with an early end (``core/step_end.py``), its ``min_frames``; else a
+    ``ValueError`` naming the action. (A release left pending into later steps would
+    hold the next steps' presses, and PyBoy's event queue and ours would part.)"""
+    longest = (0, -1)  # (hold, action)
+    for action in range(codec.num_actions):
+        if not codec.masks[action]:
+            continue  # presses nothing: nothing to release
+        hold = codec.hold(action, release_after)
+        length = codec.length(action, frames_per_step)
+        if hold > length:
+            raise ValueError(
+                f"action {action} of codec {codec.name!r} holds its buttons {hold} frames in a "
+                f"step of {length}: give it hold=N <= frames"
+            )
+        longest = max(longest, (hold, action))
+    if end is not None and longest[0] > end.min_frames:
+        hold, action = longest
+        raise ValueError(
+            f"StepEnd.min_frames={end.min_frames} is shorter than action {action}'s hold "
+            f"({hold} frames, codec {codec.name!r}): a step could end with its button still "
+            f"held; set min_frames >= {hold}"
+        )

@@ -18,7 +18,6 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from gbxcule.core import pixels as px
 from gbxcule.envs.frames import FrameStack, check_obs, rgb_grid, single_observation_space
 from gbxcule.envs.vector import resolve_task
 from gbxcule.tasks.session import TaskSession, make_task_backend
@@ -63,9 +62,7 @@ class PyBoyTaskEnv(gym.Env):
             raise
 
     def _frame(self) -> torch.Tensor:
-        shades = px.downsample(self.backend.frame_shades(0))
-        frame = px.pack_shades(shades) if self.obs_format == "packed2" else shades
-        return torch.from_numpy(frame)[None]
+        return self.session.observe(self.obs_format)
 
     def _obs(self) -> Any:
         screen = self._stack.observation()[0].numpy().copy()

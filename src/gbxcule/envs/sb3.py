@@ -153,9 +153,7 @@ class GbxSb3VecEnv(VecEnv):
     def get_images(self) -> Sequence[np.ndarray | None]:
         """Each env's last full 144x160 screen as ``uint8 [144, 160, 3]`` grey RGB."""
         b = self.venv.backend
-        screens = b.pixels.render_full(
-            b.machine.frame_video, b.machine.line_latch, np.arange(self.num_envs)
-        )
+        screens = b.screens(np.arange(self.num_envs))
         grey = px.GREY_LEVELS[screens]
         return [np.repeat(g[:, :, None], 3, axis=2) for g in grey]
 

@@ -203,11 +203,7 @@ class GbxVectorEnv(VectorEnv):
         if self.render_mode != "rgb_array":
             return None
         envs = np.arange(min(16, self.num_envs))
-        return rgb_grid(
-            self.backend.pixels.render_full(
-                self.backend.machine.frame_video, self.backend.machine.line_latch, envs
-            )
-        )
+        return rgb_grid(self.backend.screens(envs))
 
     def close_extras(self, **kwargs: Any) -> None:
         self.backend.close()
@@ -297,10 +293,7 @@ class GbxVectorEnv(VectorEnv):
         return {"hook_hits": hits.numpy(), "_hook_hits": valid.numpy()}
 
     def _render(self) -> None:
-        if self.obs_format == "packed2":
-            self.backend.render_pixels_snapshot_packed_to_torch(self._frame, 0)
-        else:
-            self.backend.render_pixels_snapshot_to_torch(self._frame, 0)
+        self.backend.render_obs(self._frame, 0, self.obs_format)
 
     def _reset_mask(self, mask: Any, check_any: bool = True) -> torch.Tensor:
         if isinstance(mask, np.ndarray) or not torch.is_tensor(mask):

@@ -34,8 +34,7 @@ def _session(
     """``episodes`` envs of the run's task on ``backend`` (warp: ours on the CPU; pyboy:
     PyBoy 2.8.1 processes), starts drawn from the task's pool (or ``starts``) with ``seed``."""
     kind = "pyboy-mp" if backend == "pyboy" else "warp"
-    extra = {"render": True} if kind != "warp" else {"render_pixels": True}
-    b = make_task_backend(task, episodes, kind=kind, rom=cfg.rom, **extra)
+    b = make_task_backend(task, episodes, kind=kind, rom=cfg.rom)
     try:
         if starts is None and cfg.state is not None:
             starts = [cfg.state]
@@ -45,14 +44,11 @@ def _session(
         raise
 
 
-def _frames(b: Any, backend: str, step: int) -> torch.Tensor:
-    if backend == "pyboy":
-        if step == 0:  # the screen right after a reset or a state load is undefined by the
-            # backend contract; ours shows the blank (shade 0) post-boot frame, as in training
-            return torch.zeros((b.num_envs, px.DOWN_H, px.DOWN_W), dtype=torch.uint8)
-        full = np.stack([b.frame_shades(e) for e in range(b.num_envs)])
-        return torch.from_numpy(px.downsample(full))
-    return b.pixels_torch()
+def _frames(session: TaskSession, step: int) -> torch.Tensor:
+    if step == 0:  # the screen right after a reset or a state load is undefined by the
+        # backend contract: blank (shade 0) on both, as the post-boot frame is
+        return torch.zeros((session.num_envs, px.DOWN_H, px.DOWN_W), dtype=torch.uint8)
+    return session.observe("u8")
 
 
 POLICIES = ("trained", "random", "constant:K")
@@ -97,7 +93,7 @@ def evaluate_episodes(
         shots = [_shot(b, shown)] if gif is not None else []
         for step in range(task.max_steps):
             if agent is not None:
-                frames = _frames(b, backend, step)
+                frames = _frames(session, step)
                 feats = session.runtime.features() if task.features else None
                 actions = agent.act(
                     frames, generator=gen, deterministic=deterministic, features=feats

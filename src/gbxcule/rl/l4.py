@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from gbxcule.backends.registry import make_backend
 from gbxcule.core import pixels as px
 from gbxcule.lockstep import LockstepConfig, compare_snapshots, take_snapshot, write_bundle
 from gbxcule.rl.agent import Agent, load_policy
@@ -114,10 +115,7 @@ class _Side:
         """``uint8 [N, 72, 80]``: what the agents see before this step (blank before step 0)."""
         if step == 0:
             return torch.zeros((self.n, px.DOWN_H, px.DOWN_W), dtype=torch.uint8)
-        if hasattr(self.backend, "pixels_torch"):
-            return self.backend.pixels_torch().detach().to("cpu", copy=True)
-        full = np.stack([self.backend.frame_shades(e) for e in range(self.n)])
-        return torch.from_numpy(px.downsample(full))
+        return self.session.observe("u8").cpu()
 
     def act(self, frames: torch.Tensor) -> np.ndarray:
         out = np.zeros(self.n, dtype=np.int64)  # finished episodes idle on action 0
@@ -300,19 +298,17 @@ def make_backends(
     spec: Task, rom_path: str | Path, reference: Reference, episodes: int, device: str = "cpu"
 ) -> tuple[Any, Any]:
     """(ours, PyBoy) with ``episodes`` envs each, in the reference's boot mode."""
-    from gbxcule.backends.pyboy_backend import PyBoySingleBackend
-    from gbxcule.backends.warp_vec import WarpVecCpuBackend, WarpVecCudaBackend
-
+    rom = str(rom_path)
     common = dict(**backend_options(spec, episodes), boot=reference.boot)
     if device.startswith("cuda"):
         dev = device if ":" in device else "cuda:0"
-        ours = WarpVecCudaBackend(rom_path, device=dev, render_pixels=True, **common)
+        ours = make_backend("warp-cuda", rom, device=dev, **common)
     elif device == "cpu":
-        ours = WarpVecCpuBackend(rom_path, render_pixels=True, threads=1, **common)
+        ours = make_backend("warp-cpu", rom, threads=1, **common)
     else:
         raise ValueError(f"device must be cpu or cuda[:N], got {device!r}")
     try:
-        ref = PyBoySingleBackend(rom_path, stock=reference.stock, **common)
+        ref = make_backend("pyboy", rom, stock=reference.stock, **common)
     except BaseException:
         ours.close()
         raise

@@ -1,7 +1,7 @@
 """The L4 benchmark: train policies on both emulators, cross-evaluate them, report.
 
 :func:`run_benchmark` trains one small run per (direction, seed) — ``warp`` (our backend,
-``TaskEnv``) or ``pyboy-mp`` (PyBoy 2.8.1 processes, ``HostTaskEnv``) — and plays each
+``TaskEnv``) or ``pyboy-mp`` (PyBoy 2.8.1 processes, the same ``TaskEnv``) — and plays each
 policy with :func:`gbxcule.rl.l4.compare_policy` against every reference, appending one
 JSONL record per episode to ``results.jsonl`` as it goes. :func:`write_report` turns that
 file into ``summary.json``, ``summary.md`` (identical counts, per-seed mean returns with

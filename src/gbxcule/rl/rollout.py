@@ -7,12 +7,11 @@ previous rollout's last frames so every step can see a stack of ``K`` frames, an
 0..T. ``first[s, n]`` marks a frame that starts an episode: a stack never reaches back
 across it (earlier frames read as zeros, as :class:`gbxcule.rl.agent.Agent` does).
 
-:class:`TaskEnv` drives a task session (``gbxcule.tasks.session``). The Warp backend
-runs with ``render_pixels=False``; after each step (and after the reset of the envs that
-finished) it renders every env's next observation straight into its slot with
-``render_pixels_snapshot_packed_to_torch(frames, offset)`` (u8: ``..._to_torch``):
-exactly one render launch per env-step. :class:`HostTaskEnv` feeds the same buffer
-from a host backend (PyBoy), for comparison.
+:class:`TaskEnv` drives a task session (``gbxcule.tasks.session``) on either family of
+backend. After each step (and after the reset of the envs that finished) the backend
+renders every env's next observation straight into its slot (``render_obs``): on Warp,
+built with ``render_pixels=False``, exactly one render launch per env-step; on PyBoy
+its screens downsampled on the host, for comparison.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
 import torch
 
 from gbxcule.core import pixels as px
@@ -116,14 +114,10 @@ def stack_frames(frames: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
 
 
 class TaskEnv:
-    """A task session on a Warp backend, rendering each next observation into a slot."""
+    """A task session on a backend, rendering each next observation into a slot."""
 
     def __init__(self, session: TaskSession, obs_format: str) -> None:
         backend = session.backend
-        if getattr(backend.pixels, "render_pixels", False) or getattr(
-            backend.pixels, "render_pixels_packed", False
-        ):
-            raise ValueError("build the backend with render_pixels=False: TaskEnv renders itself")
         self.session = session
         self.backend = backend
         self.spec = session.task
@@ -148,12 +142,9 @@ class TaskEnv:
         return self.session.start_states()
 
     def render(self, buf: RolloutBuffer, t: int) -> None:
-        """One render launch: every env's current screen into step ``t``'s slot."""
+        """Every env's current screen into step ``t``'s slot (Warp: one launch)."""
         t0 = time.perf_counter()
-        if buf.obs_format == "packed2":
-            self.backend.render_pixels_snapshot_packed_to_torch(buf.frames, buf.slot_offset(t))
-        else:
-            self.backend.render_pixels_snapshot_to_torch(buf.frames, buf.slot_offset(t))
+        self.backend.render_obs(buf.frames, buf.slot_offset(t), buf.obs_format)
         self.render_s += time.perf_counter() - t0  # wall time of the launch (CPU: the render)
 
     def step(self, actions: torch.Tensor, buf: RolloutBuffer, t: int) -> torch.Tensor:
@@ -173,35 +164,9 @@ class TaskEnv:
         return done
 
 
-class HostTaskEnv(TaskEnv):
-    """The same contract over a host backend (``PyBoyVecMpBackend``): frames come from
-    ``frame_shades`` per env, downsampled and packed on the host."""
-
-    def __init__(self, session: TaskSession, obs_format: str) -> None:
-        self.session = session
-        self.backend = session.backend
-        self.spec = session.task
-        self.obs_format = obs_format
-        self.num_envs = self.backend.num_envs
-        self.device = torch.device("cpu")
-        self.task = session.runtime
-        self.render_s = 0.0
-
-    def render(self, buf: RolloutBuffer, t: int) -> None:
-        t0 = time.perf_counter()
-        full = np.stack([self.backend.frame_shades(e) for e in range(self.num_envs)])
-        shades = px.downsample(full)
-        frames = px.pack_shades(shades) if buf.obs_format == "packed2" else shades
-        buf.frames[buf.slot(t)].copy_(torch.from_numpy(frames))
-        self.render_s += time.perf_counter() - t0
-
-
-def make_env(
-    task: Task, cfg: Any, backend: str = "warp", *, env_offset: int = 0
-) -> TaskEnv | HostTaskEnv:
+def make_env(task: Task, cfg: Any, backend: str = "warp", *, env_offset: int = 0) -> TaskEnv:
     """The env for a config: ``backend`` "warp" (CPU or CUDA by ``cfg.device``) or
-    "pyboy-mp" (``TrainConfig.env_backend``: :class:`HostTaskEnv` over
-    ``PyBoyVecMpBackend``). ``cfg.rom`` / ``cfg.state`` override the task's ROM and starts;
+    "pyboy-mp" (``TrainConfig.env_backend``: ``PyBoyVecMpBackend``). ``cfg.rom`` / ``cfg.state`` override the task's ROM and starts;
     each rank's start draws are seeded by the run's seed and its first env."""
     starts = None if cfg.state is None else [cfg.state]
     threads = cfg.threads if getattr(cfg, "threads", 0) > 0 else None
@@ -213,6 +178,4 @@ def make_env(
     except BaseException:
         b.close()
         raise
-    return (
-        HostTaskEnv(session, cfg.obs_format) if kind != "warp" else TaskEnv(session, cfg.obs_format)
-    )
+    return TaskEnv(session, cfg.obs_format)

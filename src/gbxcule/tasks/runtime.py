@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from gbxcule.tasks.memory import bind_memory
+from gbxcule.tasks.memory import TaskMemory
 from gbxcule.tasks.task import Task, TaskError
 from gbxcule.tasks.terms import StepCost
 
@@ -54,12 +54,11 @@ STATS_HEAD = 4  # take_stats(): episodes, return, steps and frames sums, then th
 
 
 def _step_frames_source(task: Task, backend: Any, device: torch.device) -> Any:
-    """What ``step_frames`` reads: the backend's per-env count where steps vary (a Warp
-    view, zero-copy; a host call on PyBoy), else the task's constant length."""
+    """What ``step_frames`` reads: the backend's per-env count where steps vary (asked
+    each step: a zero-copy view on Warp, a host call on PyBoy), else the task's constant
+    length."""
     if task.timed:
-        if hasattr(backend, "step_frames_torch"):
-            return backend.step_frames_torch()
-        return backend.step_frames
+        return backend.step_frames_torch
     return torch.full((backend.num_envs,), task.frames_per_step, dtype=torch.int64, device=device)
 
 
@@ -75,7 +74,7 @@ class TaskRuntime:
         self.task = task
         self.device = torch.device(device)
         self.num_envs = n = backend.num_envs
-        self.memory = bind_memory(backend, task.reads.values())
+        self.memory = TaskMemory(backend, task.reads.values())
         self.terms = task.terms
         self.term_names = list(self.terms)
         self.noop = task.codec.masks.index(0) if 0 in task.codec.masks else None
@@ -229,10 +228,8 @@ class TaskRuntime:
     def step_frames(self) -> torch.Tensor:
         """int64 ``[N]``: the frames each env's last step ran (its action's own length, or
         less where the task's ``step_end`` cut it: ``core/step_end.py``)."""
-        frames = self._frames
-        if callable(frames):
-            return torch.from_numpy(frames()).to(self.device)
-        return frames.to(torch.int64) if frames.dtype != torch.int64 else frames
+        frames = self._frames() if callable(self._frames) else self._frames
+        return frames.to(device=self.device, dtype=torch.int64)
 
     def swarm_targets(self) -> tuple[torch.Tensor, torch.Tensor]:
         """``(src, mask)`` of the task's swarm now: the envs that have not reached the

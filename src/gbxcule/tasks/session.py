@@ -7,10 +7,11 @@ by the run, applies the task's action rules (no-op prefix, sticky actions), and 
 copies (swarm) and checkpoints envs together with the task's per-env buffers
 (:class:`~gbxcule.tasks.runtime.TaskRuntime`). Callers render observations themselves.
 
-Warp backends keep the start pool in their start-state slots: a reset restores each env
-from its drawn slot on the device (no host copy). Host backends (PyBoy) load the drawn
-``.state`` per env; with no start files they reset all envs together and a finished
-episode's env runs on (its counters restart), as PyBoy keeps no start-state cache.
+The backend is a ``TrainingBackend`` (``backends/protocol.py``) of either family: it
+keeps the start pool in its start slots (Warp: whole env states on the device, restored
+in one launch; PyBoy: ``.state`` bytes loaded per env), and with no start files the pool
+is the state right after ``reset()`` (the boot's end), so a finished episode starts
+again from there on every backend.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
+from gbxcule.backends.protocol import TrainingBackend
+from gbxcule.backends.registry import make_backend
+from gbxcule.core.pixels import DOWN_H, DOWN_W, PACKED_W
 from gbxcule.core.step_end import StepEnd
 from gbxcule.tasks.memory import resolve
 from gbxcule.tasks.reads import U8
@@ -54,26 +57,18 @@ def make_task_backend(
 ) -> Any:
     """The backend for ``task``: ``kind`` warp (CPU or CUDA by ``device``), pyboy (one
     process) or pyboy-mp (worker processes). Start states are loaded by the session."""
-    rom_path = task.rom_path(rom)
+    rom_path = str(task.rom_path(rom))
     common = {**backend_options(task, num_envs), **kwargs}
-    if kind == "pyboy":
-        from gbxcule.backends.pyboy_backend import PyBoySingleBackend
-
-        return PyBoySingleBackend(rom_path, **{"render": True, **common})
-    if kind == "pyboy-mp":
-        from gbxcule.backends.pyboy_mp import PyBoyVecMpBackend
-
-        return PyBoyVecMpBackend(rom_path, **{"render": True, **common})
+    if kind in ("pyboy", "pyboy-mp"):
+        return make_backend(kind, rom_path, **{"render": True, **common})
     if kind != "warp":
         raise TaskError(f"backend kind must be one of {BACKEND_KINDS}, got {kind!r}")
-    from gbxcule.backends.warp_vec import WarpVecCpuBackend, WarpVecCudaBackend
-
     if str(device).startswith("cuda"):
         dev = device if ":" in str(device) else "cuda:0"
-        return WarpVecCudaBackend(rom_path, device=dev, **common)
+        return make_backend("warp-cuda", rom_path, device=dev, **common)
     if device != "cpu":
         raise TaskError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
-    return WarpVecCpuBackend(rom_path, threads=threads, **common)
+    return make_backend("warp-cpu", rom_path, threads=threads, **common)
 
 
 _NOTED: set[tuple[str, str]] = set()
@@ -87,7 +82,7 @@ def _note_unverifiable_starts(paths: list[Path], datas: list[bytes], backend: An
     from gbxcule.core.snapshot import SNAPSHOT_MAGIC
     from gbxcule.games import is_bundled_start
 
-    rom = Path(getattr(backend, "rom_path", "") or "")
+    rom = Path(backend.rom_path)
     for path, data in zip(paths, datas, strict=True):
         key = (str(path.resolve()), str(rom))
         if data.startswith(SNAPSHOT_MAGIC) or key in _NOTED or is_bundled_start(path, rom):
@@ -116,12 +111,13 @@ def resolve_step_end(end: StepEnd, backend: Any) -> StepEnd:
 
 
 class TaskSession:
-    """``task`` on ``backend`` with its start pool (``starts`` overrides the task's)."""
+    """``task`` on ``backend`` (a ``TrainingBackend``) with its start pool (``starts``
+    overrides the task's)."""
 
     def __init__(
         self,
         task: Task,
-        backend: Any,
+        backend: TrainingBackend,
         *,
         starts: list[str | Path] | None = None,
         seed: int = 0,
@@ -129,8 +125,7 @@ class TaskSession:
         self.task = task
         self.backend = backend
         self.num_envs = n = backend.num_envs
-        self.on_device = hasattr(backend, "reset_envs")
-        self.device = torch.device(backend.pixels.torch_device if self.on_device else "cpu")
+        self.device = torch.device(backend.torch_device)
         self.start_files = [Path(p) for p in (task.start_paths() if starts is None else starts)]
         for p in self.start_files:
             if not p.is_file():
@@ -146,28 +141,22 @@ class TaskSession:
 
     @property
     def num_starts(self) -> int:
-        if self.on_device:
-            return int(self.backend.num_start_states)
-        return max(1, len(self._start_bytes))
+        return int(self.backend.num_start_states)
 
     def start(self, start_states: list | None = None) -> None:
         """Every env to a start drawn from the pool, new episodes. ``start_states``
-        (Warp: captured states, e.g. a checkpoint's) replace the pool."""
+        (captured states, e.g. a checkpoint's) replace the pool."""
         b = self.backend
         b.reset()
         self.steps_taken = 0
-        if self.on_device:
-            b.clear_start_states()
-            sources = start_states if start_states else self._start_bytes
-            for source in sources:
-                b.add_start_state(source)
-            if not sources:
-                b.capture_start_state(0)  # power-on, then the boot ROM
-            self.slots.copy_(self._draw(self._all))
-            b.reset_envs(self._all, slots=self.slots)
-        elif self._start_bytes:
-            self.slots.copy_(self._draw(self._all))
-            self._load_host(self._all)
+        b.clear_start_states()
+        sources = start_states if start_states else self._start_bytes
+        for source in sources:
+            b.add_start_state(source)
+        if not sources:
+            b.capture_start_state(0)  # power-on, then the boot ROM
+        self.slots.copy_(self._draw(self._all))
+        b.reset_envs(self._all, slots=self.slots)
         self.runtime.begin()
 
     def _draw(self, mask: torch.Tensor) -> torch.Tensor:
@@ -178,19 +167,10 @@ class TaskSession:
         drawn = torch.randint(0, count, (self.num_envs,), generator=gen, device=self.device)
         return torch.where(mask, drawn.to(torch.int32), self.slots)
 
-    def _load_host(self, mask: torch.Tensor) -> None:
-        envs = np.flatnonzero(mask.cpu().numpy())
-        slots = self.slots.cpu().numpy()
-        for slot in np.unique(slots[envs]):
-            picked = [int(e) for e in envs if slots[e] == slot]
-            self.backend.load_state(self._start_bytes[int(slot)], envs=picked)
-
     def act(self, actions: Any) -> None:
         """One step of every env with the task's action rules applied."""
         if self.task.noop_max or self.task.sticky_actions:
             actions = self.runtime.actions(torch.as_tensor(actions, device=self.device))
-        if not self.on_device and torch.is_tensor(actions):
-            actions = actions.cpu().numpy()
         self.backend.step(actions)
 
     def step(self, actions: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -200,22 +180,17 @@ class TaskSession:
 
     def reset_envs(self, mask: torch.Tensor) -> None:
         """The envs in ``mask`` start new episodes from freshly drawn starts."""
-        if self.on_device:
-            self.slots.copy_(self._draw(mask))
-            self.backend.reset_envs(mask, slots=self.slots)
-        elif self._start_bytes:
-            self.slots.copy_(self._draw(mask))
-            if bool(mask.any()):
-                self._load_host(mask)
+        self.slots.copy_(self._draw(mask))
+        self.backend.reset_envs(mask, slots=self.slots)
         self.runtime.after_reset(mask)
 
     def swarm(self) -> torch.Tensor | None:
         """Call after each step: the task's swarm reset every ``every`` steps since
         :meth:`start` (:class:`~gbxcule.tasks.task.Swarm`); returns the copied envs' mask,
-        else None. Warp backends only (PyBoy has no machine copy)."""
+        else None."""
         self.steps_taken += 1
         swarm = self.task.swarm
-        if swarm is None or self.steps_taken % swarm.every or not self.on_device:
+        if swarm is None or self.steps_taken % swarm.every:
             return None
         src, mask = self.runtime.swarm_targets()
         self.copy_envs(src, mask)
@@ -227,10 +202,16 @@ class TaskSession:
         self.runtime.copy_envs(src, mask)
         self.slots.copy_(torch.where(mask, self.slots[src], self.slots))
 
+    def observe(self, obs_format: str = "u8") -> torch.Tensor:
+        """``uint8 [N, 72, W]`` on the session's device: every env's last frame as an
+        observation (``render_obs``; W = 80 for u8, 20 for packed2), in a new tensor."""
+        width = PACKED_W if obs_format == "packed2" else DOWN_W
+        out = torch.empty((self.num_envs, DOWN_H, width), dtype=torch.uint8, device=self.device)
+        self.backend.render_obs(out, 0, obs_format)
+        return out
+
     def start_states(self) -> list:
-        """The pool as the backend holds it (Warp; saved in checkpoints)."""
-        if not self.on_device:
-            return []
+        """The pool as the backend holds it (saved in checkpoints)."""
         return [self.backend.start_state(s) for s in range(self.backend.num_start_states)]
 
     def state_dict(self) -> dict[str, Any]:

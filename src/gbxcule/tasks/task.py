@@ -152,7 +152,7 @@ class Task:
                 f"step_end must be a StepEnd(where, changes=True | equals=V | not_equals=V), "
                 f"got {self.step_end!r}"
             )
-        from gbxcule.backends.checks import check_step_timing
+        from gbxcule.core.actions import check_step_timing
 
         try:
             check_step_timing(
