@@ -87,7 +87,9 @@ def test_a_quest_task_rewards_and_ends_alike_on_ours_and_pyboy():
         total, ends = torch.zeros(3), 0
         for _ in range(120):
             acts = torch.as_tensor(rng.integers(0, 5, 3))
-            (r0, t0, u0), (r1, t1, u1) = (s.step(acts) for s in sessions)
+            (r0, t0, u0), (r1, t1, u1) = (
+                (x.reward, x.terminated, x.truncated) for x in [s.step(acts) for s in sessions]
+            )
             assert r0.tolist() == pytest.approx(r1.tolist())
             assert t0.tolist() == t1.tolist() and u0.tolist() == u1.tolist()
             total += r0

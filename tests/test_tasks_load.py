@@ -278,7 +278,9 @@ def test_a_task_with_steps_of_their_own_length_runs_alike_on_both_backends(task_
         lengths = set()
         for _ in range(10):
             acts = torch.as_tensor(rng.integers(0, 4, 3))
-            (r0, t0, u0), (r1, t1, u1) = (s.step(acts) for s in sessions)
+            (r0, t0, u0), (r1, t1, u1) = (
+                (x.reward, x.terminated, x.truncated) for x in [s.step(acts) for s in sessions]
+            )
             f0, f1 = (s.runtime.step_frames() for s in sessions)
             assert f0.tolist() == f1.tolist()
             assert r0.tolist() == pytest.approx(r1.tolist()) and t0.tolist() == t1.tolist()

@@ -184,7 +184,8 @@ def test_predicates_see_this_step_the_last_and_the_start(torn_rom):
         last = rt.read_all()["count"].clone()
         seen = set()
         for _ in range(40):  # no resets: the predicates are checked against the RAM
-            reward, term, trunc = session.step(torch.zeros(2, dtype=torch.int64))
+            r = session.step(torch.zeros(2, dtype=torch.int64))
+            term, trunc = r.terminated, r.truncated
             now = rt.read_all()
             want_term = now["count"] < last
             want_trunc = (now["frames"] - start >= 10) & ~want_term
@@ -230,12 +231,19 @@ def test_per_term_episode_sums_are_counted_with_the_returns(torn_rom):
     rt = session.runtime
     try:
         session.start()
-        for _ in range(45):
-            _, term, trunc = session.step(torch.zeros(2, dtype=torch.int64))
-            session.reset_envs(term | trunc)
+        out = session.new_result()
+        ended_returns, ended_lengths = [], []
+        for _ in range(45):  # the session resets the finished envs and reports their episodes
+            r = session.step(torch.zeros(2, dtype=torch.int64), out, reset_done=True)
+            assert r is out and torch.equal(r.restarted, r.done)
+            assert torch.equal(r.done, r.terminated | r.truncated)
+            ended_returns += r.episode_return[r.done].tolist()
+            ended_lengths += r.episode_length[r.done].tolist()
+            assert torch.equal(r.episode_terms.sum(1), r.episode_return)
         stats = rt.take_stats().tolist()
         episodes, ret_sum, len_sum, frames_sum, *terms = stats
         assert episodes == 4 and len_sum == 80 and frames_sum == 80  # 1 frame a step
+        assert ended_lengths == [20] * 4 and sum(ended_returns) == pytest.approx(ret_sum)
         assert sum(terms) == pytest.approx(ret_sum)
         assert terms[list(KINDS).index("cost")] == -0.5 * 80
         assert rt.take_stats().sum().item() == 0
@@ -289,8 +297,7 @@ def test_novelty_pays_each_new_key_once_an_episode_on_the_device(torn_rom):
         assert rt.buffers["term.explore.visited"].shape == (2, 1)  # 2**3 entries: one byte
         paid = []
         for _ in range(40):
-            reward, term, trunc = session.step(torch.zeros(2, dtype=torch.int64))
-            paid.append(reward[0].item())
+            paid.append(session.step(torch.zeros(2, dtype=torch.int64)).reward[0].item())
         # keys hash into 8 entries: at most 7 new ones after the start's, then nothing
         assert 1 <= sum(paid) <= 7 and sum(paid[20:]) == 0
         assert rt.buffers["term.explore.count"][0].item() == sum(paid) + 1
@@ -358,6 +365,33 @@ def test_a_swarm_copies_the_best_env_that_reached_the_milestone(torn_rom):
         session.close()
     with pytest.raises(TaskError, match="every must be"):
         Swarm(reached=lambda r: r["count"] > 0, every=0)
+
+
+def test_the_gymnasium_env_runs_the_tasks_swarm(torn_rom):
+    """``Task.swarm`` runs in the Gymnasium vector env as in the trainer: the env that
+    has not reached the milestone becomes a copy of the best that has (machine, task
+    buffers and frame stack), reported in ``infos["swarmed"]``."""
+    from gbxcule.envs.vector import GbxVectorEnv
+    from gbxcule.tasks import Swarm
+
+    reached = Swarm(reached=lambda r: r["count"] >= 0x4000, every=2)
+    task = _task(swarm=reached, reward={"cost": StepCost(-0.5)})  # returns: what is set here
+    env = GbxVectorEnv(str(torn_rom), 3, task, threads=1, stack=2, autoreset_mode="same_step")
+    try:
+        env.reset(seed=0)
+        _, _, _, _, infos = env.step(np.zeros(3, dtype=np.int64))
+        assert "swarmed" not in infos  # step 1: not a multiple of 2
+        b = env.backend
+        b.write_memory(0, 0xC000, (0x5000).to_bytes(2, "little"))
+        b.write_memory(2, 0xC000, (0x6000).to_bytes(2, "little"))
+        env.task.buffers["ep_return"].copy_(torch.tensor([9.0, 1.0, 3.0], dtype=torch.float64))
+        obs, *_, infos = env.step(np.zeros(3, dtype=np.int64))
+        assert infos["swarmed"].tolist() == [False, True, False]
+        assert torch.equal(b.mem_torch()[1], b.mem_torch()[0])  # env 0: the best that reached
+        assert np.array_equal(obs[1], obs[0])  # the stack goes with the copy
+        assert env.task.ep_return.tolist()[1] == env.task.ep_return.tolist()[0]
+    finally:
+        env.close()
 
 
 def test_the_trainer_cuts_swarmed_envs_experience_at_the_swarm(torn_rom):

@@ -90,9 +90,9 @@ class PyBoyTaskEnv(gym.Env):
         return self._obs(), {}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        reward, term, trunc = self.session.step(np.array([int(action)], dtype=np.int64))
+        r = self.session.step(np.array([int(action)], dtype=np.int64))
         self._stack.push(self._frame())
-        return self._obs(), float(reward[0]), bool(term[0]), bool(trunc[0]), {}
+        return self._obs(), float(r.reward[0]), bool(r.terminated[0]), bool(r.truncated[0]), {}
 
     def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":

@@ -54,6 +54,7 @@ from gbxcule.envs.frames import (
     single_observation_space,
 )
 from gbxcule.tasks.load import load_task
+from gbxcule.tasks.runtime import swarm_sources
 from gbxcule.tasks.session import TaskSession, make_task_backend
 from gbxcule.tasks.task import Task
 
@@ -127,6 +128,7 @@ class GbxVectorEnv(VectorEnv):
         self.device = self.session.device
         self.on_cuda = self.device.type == "cuda"
         self.task = self.session.runtime
+        self._result = self.session.new_result()
         self.num_features = len(spec.features)
         self.single_observation_space = single_observation_space(obs, stack, self.num_features)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
@@ -166,35 +168,28 @@ class GbxVectorEnv(VectorEnv):
                     "autoreset_mode='disabled': reset the finished envs with "
                     "reset(options={'reset_mask': ...}) before stepping them again"
                 )
-        self.session.act(self._actions(actions))
-        infos: dict[str, Any] = {}
-        if self.hooks:
-            next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
-            infos = self._hook_info(self._auto if next_step else None)
+        next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
+        auto = self._auto if next_step else None  # restored instead of stepped
+        r = self.session.step(self._actions(actions), self._result, discard=auto)
+        infos: dict[str, Any] = self._hook_info(auto) if self.hooks else {}
         if self.session.task.timed:  # steps of their own length: the frames each ran
-            infos["frames"] = self._scalars(self.task.step_frames(), np.int64)
-        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
-            auto = self._auto
-            self._restore(auto)
-            reward, term, trunc = self.task.after_step()
-            reward = reward.masked_fill(auto, 0.0)
-            term, trunc = term & ~auto, trunc & ~auto
-            self.task.discard_step(auto)
-            self._render()
-            self._stack.push(self._frame)
+            infos["frames"] = self._scalars(r.frames, np.int64)
+        self._render()
+        self._stack.push(self._frame)
+        if auto is not None:
             restart_stacks(self._stack, auto)
-        else:
-            reward, term, trunc = self.task.after_step()
-            self._render()
-            self._stack.push(self._frame)
-            if self.autoreset_mode == AutoresetMode.SAME_STEP:
-                infos.update(self._same_step_reset(term | trunc))
-        self._auto = term | trunc
+        elif self.autoreset_mode == AutoresetMode.SAME_STEP:
+            infos.update(self._same_step_reset(r.done))
+        self._auto = r.done.clone()
+        swarmed = self.session.swarm()  # the task's own swarm (Task.swarm), if it has one
+        if swarmed is not None:
+            self._copy_stacks(self.session.swarm_src, swarmed)
+            infos["swarmed"], infos["_swarmed"] = (self._scalars(swarmed, np.bool_),) * 2
         return (
             self._observation(),
-            self._scalars(reward, np.float64),
-            self._scalars(term, np.bool_),
-            self._scalars(trunc, np.bool_),
+            self._scalars(r.reward, np.float64),
+            self._scalars(r.terminated, np.bool_),
+            self._scalars(r.truncated, np.bool_),
             infos,
         )
 
@@ -222,6 +217,10 @@ class GbxVectorEnv(VectorEnv):
             device=self.device,
         ).to(torch.int64)
         self.session.copy_envs(src, m)
+        self._copy_stacks(src, m)
+
+    def _copy_stacks(self, src: torch.Tensor, m: torch.Tensor) -> None:
+        """The env-side state of a copy: the autoreset flag and the frame stack."""
         self._auto.copy_(torch.where(m, self._auto[src], self._auto))
         frames = self._stack.frames
         frames.copy_(torch.where(m[:, None, None, None], frames[src], frames))
@@ -232,9 +231,8 @@ class GbxVectorEnv(VectorEnv):
         best env itself is left alone."""
         m = self._reset_mask(mask, check_any=False)
         prog = self.task.ep_return if progress is None else torch.as_tensor(progress)
-        best = torch.argmax(prog.to(self.device))
-        src = best.expand(self.num_envs).contiguous()
-        self.copy_envs(src, m & (torch.arange(self.num_envs, device=self.device) != best))
+        src = swarm_sources(prog.to(self.device))
+        self.copy_envs(src, m & (torch.arange(self.num_envs, device=self.device) != src))
 
     # ---- internals ---------------------------------------------------------------------
 

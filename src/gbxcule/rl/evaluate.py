@@ -86,6 +86,8 @@ def evaluate_episodes(
         session.start()  # every env at a start drawn from the pool, its screen rendered
         drawn = session.slots.cpu().tolist()
         alive = torch.ones(episodes, dtype=torch.bool)
+        result = session.new_result()
+        # each episode's return, term sums and length where it ended (the session keeps them)
         total = torch.zeros(episodes, dtype=torch.float64)
         terms = torch.zeros((episodes, len(task.terms)), dtype=torch.float64)
         length = torch.zeros(episodes, dtype=torch.int64)
@@ -102,11 +104,11 @@ def evaluate_episodes(
                 actions = torch.full((episodes,), constant, dtype=torch.int64)
             else:
                 actions = torch.randint(0, task.codec.num_actions, (episodes,), generator=gen)
-            reward, terminated, truncated = session.step(actions)
-            total += reward.to(torch.float64).cpu() * alive
-            terms += session.runtime.last_terms.to(torch.float64).cpu() * alive[:, None]
-            length += alive.to(torch.int64)
-            alive &= ~(terminated | truncated).cpu()
+            r = session.step(actions, result)
+            total = torch.where(alive, r.episode_return.cpu(), total)
+            terms = torch.where(alive[:, None], r.episode_terms.cpu(), terms)
+            length = torch.where(alive, r.episode_length.cpu().to(torch.int64), length)
+            alive &= ~r.done.cpu()
             if gif is not None and alive[: len(shown)].any():
                 shots.append(_shot(b, shown))
             if not alive.any():

@@ -97,6 +97,7 @@ class _Side:
 
     def __init__(self, session: TaskSession, model: Any, seeds: list[int]) -> None:
         self.session = session
+        self.result = session.new_result()
         self.backend = backend = session.backend
         self.n = backend.num_envs
         self.agents = [Agent(model) for _ in range(self.n)]
@@ -130,16 +131,17 @@ class _Side:
         return out
 
     def step(self, actions: np.ndarray) -> np.ndarray:
-        """Step, account rewards; returns the float rewards of this step (0 when finished)."""
-        reward, terminated, truncated = self.session.step(actions)
-        done = (terminated | truncated).cpu().tolist()
-        rewards = reward.to(torch.float64).cpu().numpy().copy()
+        """Step; an episode's return and length are kept where it ends (the session's
+        episode fields). Returns the float rewards of this step (0 when finished)."""
+        r = self.session.step(actions, self.result)
+        done = r.done.cpu().tolist()
+        rewards = r.reward.to(torch.float64).cpu().numpy().copy()
+        returns, lengths = r.episode_return.cpu().tolist(), r.episode_length.cpu().tolist()
         for e in range(self.n):
             if not self.alive[e]:
                 rewards[e] = 0.0
                 continue
-            self.returns[e] += float(rewards[e])
-            self.lengths[e] += 1
+            self.returns[e], self.lengths[e] = returns[e], lengths[e]
             if done[e]:
                 self.alive[e] = False
         return rewards

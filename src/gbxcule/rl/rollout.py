@@ -125,6 +125,7 @@ class TaskEnv:
         self.num_envs = backend.num_envs
         self.device = session.device
         self.task = session.runtime
+        self.result = session.new_result()
         self.render_s = 0.0
 
     def start(self, buf: RolloutBuffer, start_states: list | None = None) -> None:
@@ -150,13 +151,9 @@ class TaskEnv:
     def step(self, actions: torch.Tensor, buf: RolloutBuffer, t: int) -> torch.Tensor:
         """Step with ``actions``, record reward/done at ``t``, reset finished envs, render the
         next observation into slot ``t+1``. Returns the done mask (bool [N], on the device)."""
-        reward, terminated, truncated = self.session.step(actions)
-        done = terminated | truncated
-        self.session.reset_envs(done)
-        swarmed = self.session.swarm()
-        if swarmed is not None:  # their experience goes on elsewhere: cut it here
-            done = done | swarmed
-        buf.rewards[t] = reward
+        r = self.session.step(actions, self.result, reset_done=True)
+        done = r.done | r.swarmed  # swarmed envs' experience goes on elsewhere: cut it here
+        buf.rewards[t] = r.reward
         buf.dones[t] = done.to(torch.float32)
         buf.first[buf.slot(t + 1)] = done
         self.render(buf, t + 1)

@@ -62,6 +62,12 @@ def _step_frames_source(task: Task, backend: Any, device: torch.device) -> Any:
     return torch.full((backend.num_envs,), task.frames_per_step, dtype=torch.int64, device=device)
 
 
+def swarm_sources(score: torch.Tensor) -> torch.Tensor:
+    """int64 ``[N]``: the env a swarm copies into every env, the one with the best
+    ``score`` (``Task.swarm``'s and the Gymnasium env's ``swarm_reset``)."""
+    return torch.argmax(score).expand(score.shape[0]).contiguous()
+
+
 def step_cost_reward(term: StepCost) -> float:
     value = float(term.weight)
     return value if term.clip is None else min(max(value, term.clip[0]), term.clip[1])
@@ -91,8 +97,9 @@ class TaskRuntime:
             for b, tensor in self.term_buffers[tname].items():
                 self.buffers[f"term.{tname}.{b}"] = tensor
         self.buffers["steps"] = zeros(torch.int32)
-        self.buffers["ep_return"] = zeros(torch.float32)
-        self.buffers["ep_terms"] = torch.zeros((n, len(self.terms)), dtype=torch.float32, device=d)
+        # float64: an episode's return and term sums as exact as a host sum of its rewards
+        self.buffers["ep_return"] = zeros(torch.float64)
+        self.buffers["ep_terms"] = torch.zeros((n, len(self.terms)), dtype=torch.float64, device=d)
         self.buffers["ep_frames"] = zeros(torch.int64)
         self.buffers["noop_left"] = zeros(torch.int32)
         self.buffers["last_action"] = zeros(torch.int64)
@@ -239,9 +246,8 @@ class TaskRuntime:
                             self.buffers["steps"])  # fmt: skip
         reached = self._check("swarm", self.task.swarm.reached(values))  # type: ignore[union-attr]
         score = torch.where(reached, self.buffers["ep_return"], float("-inf"))
-        best = torch.argmax(score)
         mask = ~reached & reached.any()
-        return best.expand(self.num_envs).contiguous(), mask
+        return swarm_sources(score), mask
 
     def _predicate(self, which: str, values: ReadValues) -> torch.Tensor:
         fn = getattr(self.task, which)

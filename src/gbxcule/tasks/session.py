@@ -17,7 +17,7 @@ again from there on every backend.
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +110,40 @@ def resolve_step_end(end: StepEnd, backend: Any) -> StepEnd:
     return replace(end, where=addr)
 
 
+@dataclass
+class StepResult:
+    """One step of every env (``TaskSession.step``), in tensors the caller owns on the
+    session's device (``allocate`` once, hand it to every step: PufferLib's
+    ``set_buffers``). The episode fields are the episode's through this step, so a
+    finished episode's return and length are read where ``done`` is set."""
+
+    reward: torch.Tensor  # float32 [N]
+    terms: torch.Tensor  # float32 [N, terms]: each reward term's part of it
+    terminated: torch.Tensor  # bool [N]
+    truncated: torch.Tensor  # bool [N]
+    done: torch.Tensor  # bool [N]: terminated | truncated
+    episode_return: torch.Tensor  # float64 [N]
+    episode_length: torch.Tensor  # int32 [N]: steps
+    episode_terms: torch.Tensor  # float64 [N, terms]
+    frames: torch.Tensor  # int64 [N]: frames this step ran
+    restarted: torch.Tensor  # bool [N]: now at a new episode's start (``reset_done``)
+    swarmed: torch.Tensor  # bool [N]: now a copy of env ``swarm_src`` (the task's swarm)
+    swarm_src: torch.Tensor  # int64 [N]: the env each swarmed env copies (else itself)
+
+    @classmethod
+    def allocate(cls, num_envs: int, num_terms: int, device: Any) -> StepResult:
+        def z(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+            return torch.zeros(shape, dtype=dtype, device=device)
+
+        n, b = num_envs, torch.bool
+        return cls(
+            z(n), z(n, num_terms), z(n, dtype=b), z(n, dtype=b), z(n, dtype=b),
+            z(n, dtype=torch.float64), z(n, dtype=torch.int32),
+            z(n, num_terms, dtype=torch.float64), z(n, dtype=torch.int64),
+            z(n, dtype=b), z(n, dtype=b), torch.arange(n, device=device),
+        )  # fmt: skip
+
+
 class TaskSession:
     """``task`` on ``backend`` (a ``TrainingBackend``) with its start pool (``starts``
     overrides the task's)."""
@@ -173,10 +207,53 @@ class TaskSession:
             actions = self.runtime.actions(torch.as_tensor(actions, device=self.device))
         self.backend.step(actions)
 
-    def step(self, actions: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``act`` then the task's ``reward, terminated, truncated`` (all [N])."""
+    def new_result(self) -> StepResult:
+        """Buffers for :meth:`step` on this session's device."""
+        return StepResult.allocate(self.num_envs, len(self.task.terms), self.device)
+
+    def step(
+        self,
+        actions: Any,
+        out: StepResult | None = None,
+        *,
+        reset_done: bool = False,
+        discard: torch.Tensor | None = None,
+    ) -> StepResult:
+        """One step of every env: ``act``, then the task's rewards and ends into ``out``
+        (new buffers when None). ``reset_done``: the finished envs start new episodes
+        from freshly drawn starts, then the task's swarm runs (``restarted``,
+        ``swarmed``). ``discard`` (bool [N]): envs restarted right after the launch
+        instead (Gymnasium's ``next_step`` autoreset): their step reports reward 0, not
+        done, and does not count in their new episode."""
+        out = self.new_result() if out is None else out
+        rt = self.runtime
         self.act(actions)
-        return self.runtime.after_step()
+        out.frames.copy_(rt.step_frames())
+        if discard is not None and (self.device.type == "cuda" or bool(discard.any())):
+            self.reset_envs(discard)  # (a CPU skips it when empty: no draw, no launch)
+        reward, terminated, truncated = rt.after_step()
+        terms = rt.last_terms
+        if discard is not None:
+            reward = reward.masked_fill(discard, 0.0)
+            terms = terms.masked_fill(discard[:, None], 0.0)
+            terminated, truncated = terminated & ~discard, truncated & ~discard
+            rt.discard_step(discard)
+        out.reward.copy_(reward)
+        out.terms.copy_(terms)
+        out.terminated.copy_(terminated)
+        out.truncated.copy_(truncated)
+        torch.logical_or(terminated, truncated, out=out.done)
+        out.episode_return.copy_(rt.ep_return)
+        out.episode_length.copy_(rt.steps)
+        out.episode_terms.copy_(rt.buffers["ep_terms"])
+        out.restarted.zero_()
+        out.swarmed.zero_()
+        out.swarm_src.copy_(torch.arange(self.num_envs, device=self.device))
+        if reset_done:
+            self.reset_envs(out.done)
+            out.restarted.copy_(out.done)
+            self._swarm_into(out)
+        return out
 
     def reset_envs(self, mask: torch.Tensor) -> None:
         """The envs in ``mask`` start new episodes from freshly drawn starts."""
@@ -185,16 +262,23 @@ class TaskSession:
         self.runtime.after_reset(mask)
 
     def swarm(self) -> torch.Tensor | None:
-        """Call after each step: the task's swarm reset every ``every`` steps since
-        :meth:`start` (:class:`~gbxcule.tasks.task.Swarm`); returns the copied envs' mask,
-        else None."""
+        """Call after each step (``step(..., reset_done=True)`` does): the task's swarm
+        reset every ``every`` steps since :meth:`start`
+        (:class:`~gbxcule.tasks.task.Swarm`); returns the copied envs' mask, else None."""
         self.steps_taken += 1
         swarm = self.task.swarm
         if swarm is None or self.steps_taken % swarm.every:
             return None
         src, mask = self.runtime.swarm_targets()
         self.copy_envs(src, mask)
+        self.swarm_src = torch.where(mask, src, torch.arange(self.num_envs, device=self.device))
         return mask
+
+    def _swarm_into(self, out: StepResult) -> None:
+        swarmed = self.swarm()
+        if swarmed is not None:
+            out.swarmed.copy_(swarmed)
+            out.swarm_src.copy_(self.swarm_src)
 
     def copy_envs(self, src: torch.Tensor, mask: torch.Tensor) -> None:
         """Envs in ``mask`` become copies of env ``src[e]``: machine and task buffers."""
