@@ -292,7 +292,8 @@ def test_record_refuses_a_garbage_state(tmp_path, capsys):
     rom = str(demo_rom.demo_rom_path())
     args = ["record", rom, "--state", str(state), "--device", "cpu", "--steps", "1"]
     assert main(args + ["--out", str(tmp_path / "x.gif")]) == 2
-    assert "error" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "SavestateError: state version 0 is older than 7 and is not supported" in err
     assert not (tmp_path / "x.gif").exists()
 
 

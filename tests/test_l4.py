@@ -78,8 +78,10 @@ def test_policy_trained_on_pyboy_plays_identically_on_ours(tmp_path):
     assert len(run.metrics()) == 2
     eps = compare_policy(run.path, reference="oracle", episodes=2, compare_state=False)
     assert all(e.identical and e.actions_identical for e in eps)
-    with pytest.raises(ValueError, match="env_backend"):
-        TrainConfig(env_backend="pyboy", **TINY).check()
+    with pytest.raises(ValueError, match="env_backend must be one of"):
+        TrainConfig(env_backend="gameboy", **TINY).check()
+    with pytest.raises(ValueError, match="env_backend pyboy runs on the CPU"):
+        TrainConfig(env_backend="pyboy", device="cuda", **TINY).check()
 
 
 class _PokedPyBoy(PyBoySingleBackend):

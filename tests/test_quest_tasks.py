@@ -84,19 +84,23 @@ def test_a_quest_task_rewards_and_ends_alike_on_ours_and_pyboy():
         for s in sessions:
             s.start()
         rng = np.random.default_rng(4)
-        total, ends = torch.zeros(3), 0
-        for _ in range(120):
+        outs = [s.new_result() for s in sessions]
+        total, ended = torch.zeros(3), []
+        for _ in range(120):  # each session resets its finished envs itself (and swarms)
             acts = torch.as_tensor(rng.integers(0, 5, 3))
-            (r0, t0, u0), (r1, t1, u1) = (
-                (x.reward, x.terminated, x.truncated) for x in [s.step(acts) for s in sessions]
-            )
-            assert r0.tolist() == pytest.approx(r1.tolist())
-            assert t0.tolist() == t1.tolist() and u0.tolist() == u1.tolist()
-            total += r0
-            ends += int(t0.sum())
-            for s in sessions:
-                s.reset_envs(t0 | u0)
+            r0, r1 = (s.step(acts, out, reset_done=True) for s, out in zip(sessions, outs))
+            assert r0.reward.tolist() == pytest.approx(r1.reward.tolist())
+            assert torch.equal(r0.terminated, r1.terminated)
+            assert torch.equal(r0.truncated, r1.truncated)
+            assert torch.equal(r0.swarmed, r1.swarmed)
+            total += r0.reward
+            for e in torch.nonzero(r0.terminated).flatten().tolist():
+                ended.append((e, r0.episode_length[e].item(), r0.episode_return[e].item()))
+                assert r1.episode_length[e].item() == ended[-1][1]
+                assert r1.episode_return[e].item() == pytest.approx(ended[-1][2])
         assert float(total.sum()) > 0
+        # game over ends an episode on every env (random play loses its lives in 59-98 steps)
+        assert {e for e, _, _ in ended} == {0, 1, 2}, ended
     finally:
         for s in sessions:
             s.close()

@@ -84,3 +84,42 @@ def test_resume_after_kill_9_keeps_update_indices_continuous(tmp_path):
     assert len(updates) > killed_at
     assert load_checkpoint(run)["update"] == len(updates)
     assert not list(run.rglob(".*"))  # a temp file a kill left mid-write was cleaned up
+
+
+def test_every_flagged_config_field_is_a_train_option_that_lands_in_the_config():
+    """``TrainConfig`` declares each setting once: a flagged field is a ``gbxcule train``
+    option, and a value given on the command line is the run's config value."""
+    import argparse
+    import dataclasses
+
+    from gbxcule.cli import train as train_cli
+    from gbxcule.rl.schemas import TrainConfig
+
+    parser = argparse.ArgumentParser()
+    train_cli.configure(parser)
+    fields = train_cli.config_fields()
+    assert {f.name for f in fields} >= {"num_envs", "num_steps", "lr", "env_backend", "wandb"}
+    values = {  # a non-default value for every flagged field, as text
+        "task": "quest-score", "rom": "x.gb", "state": "s.state", "num_envs": "8",
+        "device": "cuda:1", "env_backend": "pyboy-mp", "mode": "async", "obs_format": "u8",
+        "stack": "3", "num_steps": "7", "total_steps": "99", "seed": "5", "lr": "0.5",
+        "update_epochs": "3", "minibatch_size": "9", "ent_coef": "0.2", "checkpoint_every": "4",
+        "torch_threads": "2", "threads": "3", "tag": "t", "wandb": "online",
+        "media_every": "6", "dist_timeout_s": "7.5", "debug_nan_at_update": "2",
+    }  # fmt: skip
+    argv = []
+    for f in fields:
+        flag = f.metadata["flag"]["name"]
+        if f.name == "tensorboard":
+            argv.append(flag)
+        elif f.name != "minutes":  # one of the budget pair
+            argv += [flag, values[f.name]]
+    config = train_cli._config(parser.parse_args(argv))
+    typed = {f.name: type(f.default) for f in fields if f.default is not None}
+    want = {k: typed.get(k, str)(v) for k, v in values.items()}
+    want |= {"tensorboard": False, "minutes": 0.0}
+    assert {k: getattr(config, k) for k in want} == want
+    assert dataclasses.replace(config) == config
+    assert train_cli._config(parser.parse_args(["--minutes", "2"])) == TrainConfig(
+        total_steps=0, minutes=2.0
+    )

@@ -162,7 +162,13 @@ def test_a_checkpoint_that_carries_code_is_refused(watched, tmp_path, capsys):
 
 
 def test_eval_reports_baselines_a_grid_video_and_record_replays_a_policy(watched, tmp_path, capsys):
+    import statistics
+
     from PIL import Image
+
+    from gbxcule.cli.eval import summary_line
+    from gbxcule.rl.evaluate import evaluate_episodes
+    from gbxcule.tasks import load_run_task
 
     run = watched[0]
     capsys.readouterr()
@@ -170,11 +176,24 @@ def test_eval_reports_baselines_a_grid_video_and_record_replays_a_policy(watched
     argv = ["eval", str(run), "--episodes", "4", "--baseline", "--gif", str(gif), "--video", "4"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "random: mean return" in out and "best constant action (" in out
+    # the printed means are the library's, for the same episodes and seed
+    common = dict(episodes=4, backend="warp", seed=0)
+    for who, policy in (("policy", "trained"), ("random", "random")):
+        rows = evaluate_episodes(run, policy=policy, **common)
+        assert summary_line(who, rows, "warp") in out, (who, out)
+    constants = [
+        (statistics.fmean(r["return"] for r in got), k, got)
+        for k in range(load_run_task(run).codec.num_actions)
+        for got in [evaluate_episodes(run, policy=f"constant:{k}", **common)]
+    ]
+    mean, k, got = max(constants, key=lambda c: (c[0], -c[1]))
+    assert summary_line(f"best constant action ({k})", got, "warp") in out
     assert Image.open(gif).size == (2 * 160 + 2, 2 * 144 + 2)  # 4 envs, 2 x 2, 2 px apart
     clip = tmp_path / "policy.gif"
     assert main(["record", "--policy", str(run), "--out", str(clip)]) == 0
-    assert "return" in capsys.readouterr().out
+    (row,) = evaluate_episodes(run, episodes=1, seed=0)  # record's episode: its return, length
+    want = f"return {row['return']:.3f} over {row['length']} steps -> {clip}"
+    assert want in capsys.readouterr().out
     image = Image.open(clip)
     assert image.size == (160, 144) and image.n_frames > 10  # (GIFs merge equal frames)
     assert main(["record", "--policy", str(run), "--out", str(tmp_path / "x.mp4")]) == 2

@@ -111,3 +111,32 @@ def test_host_start_slots_refuse_what_they_cannot_do(demo):
             b.render_obs(out, 1, "packed2")
     finally:
         b.close()
+
+
+def test_one_table_names_what_a_task_runs_on():
+    from gbxcule.backends.registry import BACKENDS, TASK_BACKENDS, task_backend_name
+    from gbxcule.cli.eval import configure as eval_options
+    from gbxcule.rl.schemas import ENV_BACKENDS
+
+    got = {
+        (k, d, n): task_backend_name(k, d, n)
+        for k in TASK_BACKENDS
+        for d in ("cpu", "cuda:1")
+        for n in (1, 4)
+        if k == "warp" or d == "cpu"
+    }
+    assert got == {
+        ("warp", "cpu", 1): "warp-cpu", ("warp", "cpu", 4): "warp-cpu",
+        ("warp", "cuda:1", 1): "warp-cuda", ("warp", "cuda:1", 4): "warp-cuda",
+        ("pyboy", "cpu", 1): "pyboy", ("pyboy", "cpu", 4): "pyboy-mp",
+        ("pyboy-mp", "cpu", 1): "pyboy-mp", ("pyboy-mp", "cpu", 4): "pyboy-mp",
+    }  # fmt: skip
+    assert set(got.values()) <= set(BACKENDS) and ENV_BACKENDS == TASK_BACKENDS
+    import argparse
+
+    p = argparse.ArgumentParser()
+    eval_options(p)
+    assert next(a for a in p._actions if a.dest == "backend").choices == TASK_BACKENDS
+    for bad, match in ((("gpu", "cpu"), "backend must be one of"), (("warp", "tpu"), "device")):
+        with pytest.raises(ValueError, match=match):
+            task_backend_name(*bad)

@@ -28,6 +28,27 @@ BACKENDS: dict[str, tuple[str, str, dict[str, Any]]] = {
 }
 
 
+# What a task runs on (TaskSession; train, eval and l4's --backend): "warp" is warp-cpu or
+# warp-cuda by the device; "pyboy" is PyBoy 2.8.1, in worker processes for more than one
+# env (pyboy-mp) and in this process for one; "pyboy-mp" always in worker processes.
+TASK_BACKENDS = ("warp", "pyboy", "pyboy-mp")
+
+
+def task_backend_name(kind: str, device: str = "cpu", num_envs: int = 1) -> str:
+    """The registry name a task's backend ``kind`` (``TASK_BACKENDS``) stands for."""
+    if kind == "warp":
+        if str(device).startswith("cuda"):
+            return "warp-cuda"
+        if device != "cpu":
+            raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+        return "warp-cpu"
+    if kind == "pyboy":
+        return "pyboy-mp" if num_envs > 1 else "pyboy"
+    if kind == "pyboy-mp":
+        return kind
+    raise ValueError(f"backend must be one of {TASK_BACKENDS}, got {kind!r}")
+
+
 def backend_names() -> list[str]:
     return list(BACKENDS)
 

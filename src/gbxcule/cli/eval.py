@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
+from gbxcule.backends.registry import TASK_BACKENDS
 from gbxcule.cli.command import EXIT_OK
 
 HELP = "mean return of a trained policy (run dir or checkpoint) over fresh episodes"
@@ -14,7 +15,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="a run directory written by gbxcule train")
     p.add_argument("--episodes", type=int, default=32, help="fresh episodes (default 32)")
     p.add_argument(
-        "--backend", choices=("warp", "pyboy"), default="warp", help="emulator to run the policy on"
+        "--backend",
+        choices=TASK_BACKENDS,
+        default="warp",
+        help="emulator to run the policy on (pyboy: PyBoy 2.8.1 processes)",
     )
     p.add_argument(
         "--deterministic", action="store_true", help="argmax actions instead of sampling"

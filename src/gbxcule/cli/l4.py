@@ -13,6 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
+from gbxcule.backends.registry import TASK_BACKENDS
 from gbxcule.cli.command import EXIT_FAILED, EXIT_OK, UsageError
 
 HELP = "L4: play a trained policy on our backend and on PyBoy, step by step (or --bench)"
@@ -35,7 +36,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jsonl", default=None, help="also append one JSON line per episode here")
     p.add_argument(
         "--train",
-        choices=("warp", "pyboy-mp"),
+        choices=TASK_BACKENDS,
         default=None,
         help="train a run on this emulator first (with --total-steps)",
     )

@@ -18,27 +18,41 @@ HELP = "train a PPO policy on a task (run dir with metrics, checkpoints, curve, 
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--task",
-        default="demo-coins",
-        help=f"a built-in task ({', '.join(BUILTIN)}), a task file path/to/task.py[:NAME] "
-        "or a module package.mod:NAME (default demo-coins)",
-    )
-    p.add_argument("--rom", default=None, help="ROM file (default: the task's)")
-    p.add_argument("--state", default=None, help="start state file (default: the task's)")
-    p.add_argument("--envs", type=int, default=64, help="parallel envs per rank (default 64)")
-    p.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default cpu)")
-    p.add_argument(
-        "--backend",
-        choices=("warp", "pyboy-mp"),
-        default="warp",
-        help="emulator to train on: warp (ours, default) or pyboy-mp (PyBoy 2.8.1 processes)",
-    )
-    budget = p.add_mutually_exclusive_group()
-    budget.add_argument("--total-steps", type=int, default=None, help="env steps to train for")
-    budget.add_argument("--minutes", type=float, default=None, help="wall minutes to train for")
+    """The ``TrainConfig`` fields that carry a flag (``rl/schemas.py``: each setting
+    declared once), then the options of the command itself (where the run goes, resume,
+    the report)."""
+    groups: dict[str, argparse._MutuallyExclusiveGroup] = {}
+    for f in config_fields():
+        kw = dict(f.metadata["flag"])
+        name, hidden = kw.pop("name"), kw.pop("hidden", False)
+        group = kw.pop("group", None)
+        default = kw.pop("cli_default", f.default)
+        help_text = kw.pop("help") or None
+        if f.name == "task":
+            help_text = f"{help_text} (built-in: {', '.join(BUILTIN)})"
+        if "action" not in kw:
+            kw["type"] = type(f.default) if f.default is not None else str
+            if kw.get("nargs") == "?":
+                kw.pop("type")
+            if "choices" not in kw:
+                kw["metavar"] = name.lstrip("-").upper().replace("-", "_")
+            if default is not None and default != "":
+                help_text = (
+                    f"{help_text} (default {default})" if help_text else f"default {default}"
+                )
+        target = p
+        if group is not None:
+            if group not in groups:
+                groups[group] = p.add_mutually_exclusive_group()
+            target = groups[group]
+        target.add_argument(
+            name,
+            dest=f.name,
+            default=default,
+            help=argparse.SUPPRESS if hidden else help_text,
+            **kw,
+        )
     p.add_argument("--out", default="runs", help="folder for new run directories (default runs)")
-    p.add_argument("--seed", type=int, default=1)
     p.add_argument(
         "--resume",
         default=None,
@@ -46,56 +60,20 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="continue a run from its last checkpoint with its own config",
     )
     p.add_argument(
-        "--mode",
-        choices=("sync", "async"),
-        default=None,
-        help="default: async on cuda, sync on cpu",
-    )
-    p.add_argument("--obs-format", choices=("packed2", "u8"), default="packed2")
-    p.add_argument("--stack", type=int, default=2, help="frames per observation (default 2)")
-    p.add_argument("--steps", type=int, default=128, help="rollout length per env (default 128)")
-    p.add_argument("--lr", type=float, default=2.5e-4)
-    p.add_argument("--epochs", type=int, default=2, help="PPO epochs per update (default 2)")
-    p.add_argument("--minibatch", type=int, default=2048, help="minibatch size (default 2048)")
-    p.add_argument("--ent-coef", type=float, default=0.01)
-    p.add_argument("--checkpoint-every", type=int, default=10)
-    p.add_argument(
-        "--torch-threads", type=int, default=1, help="Torch threads (default 1; 0: Torch's default)"
-    )
-    p.add_argument(
-        "--threads", type=int, default=0, help="Warp CPU worker threads (default 0: one per core)"
-    )
-    p.add_argument(
-        "--dist-timeout",
-        type=float,
-        default=300.0,
-        help="torchrun: seconds a collective waits for a dead or stuck rank (default 300)",
-    )
-    p.add_argument("--tag", default="run")
-    p.add_argument(
         "--eval-episodes", type=int, default=16, help="episodes for the final eval (0: none)"
     )
     p.add_argument(
         "--no-report", action="store_true", help="skip the learning-curve PNG and eval GIF"
     )
-    p.add_argument(
-        "--no-tensorboard", action="store_true", help="write no TensorBoard files (RUN/tensorboard)"
-    )
-    p.add_argument(
-        "--wandb",
-        nargs="?",
-        const="offline",
-        default="",
-        choices=("offline", "online"),
-        help="also log to Weights & Biases (default offline: wandb sync later; needs wandb)",
-    )
-    p.add_argument(
-        "--media-every",
-        type=int,
-        default=25,
-        help="updates between screen grids and episode clips in TensorBoard (0: none)",
-    )
-    p.add_argument("--debug-nan-at-update", type=int, default=-1, help=argparse.SUPPRESS)
+
+
+def config_fields() -> list:
+    """The ``TrainConfig`` fields that are ``gbxcule train`` options."""
+    import dataclasses
+
+    from gbxcule.rl.schemas import TrainConfig
+
+    return [f for f in dataclasses.fields(TrainConfig) if "flag" in f.metadata]
 
 
 # What --resume may be given: the budget (extended, recorded in the run) and reporting.
@@ -106,38 +84,13 @@ def _config(args: argparse.Namespace):
     from gbxcule.rl.schemas import TrainConfig
 
     cuda = args.device.startswith("cuda")
-    total = args.total_steps if args.total_steps is not None else 0
-    minutes = args.minutes if args.minutes is not None else 0.0
-    if total <= 0 and minutes <= 0:
+    if (args.total_steps or 0) <= 0 and (args.minutes or 0) <= 0:
         raise UsageError("give --total-steps S or --minutes M (or --resume RUN_DIR)")
-    return TrainConfig(
-        task=args.task,
-        rom=args.rom,
-        state=args.state,
-        num_envs=args.envs,
-        device=args.device,
-        env_backend=args.backend,
-        mode=args.mode or ("async" if cuda else "sync"),
-        obs_format=args.obs_format,
-        stack=args.stack,
-        num_steps=args.steps,
-        total_steps=total,
-        minutes=minutes,
-        seed=args.seed,
-        lr=args.lr,
-        update_epochs=args.epochs,
-        minibatch_size=args.minibatch,
-        ent_coef=args.ent_coef,
-        checkpoint_every=args.checkpoint_every,
-        torch_threads=args.torch_threads,
-        dist_timeout_s=args.dist_timeout,
-        threads=args.threads,
-        tag=args.tag,
-        tensorboard=not args.no_tensorboard,
-        wandb=args.wandb,
-        media_every=args.media_every,
-        debug_nan_at_update=args.debug_nan_at_update,
-    )
+    given = {f.name: getattr(args, f.name) for f in config_fields()}
+    given["total_steps"] = args.total_steps or 0
+    given["minutes"] = args.minutes or 0.0
+    given["mode"] = args.mode or ("async" if cuda else "sync")
+    return TrainConfig(**given)
 
 
 def _refuse_settings_on_resume(args: argparse.Namespace) -> None:
@@ -145,13 +98,14 @@ def _refuse_settings_on_resume(args: argparse.Namespace) -> None:
     so it is refused, named (only the budget can change: --total-steps, --minutes)."""
     parser = argparse.ArgumentParser()
     configure(parser)
+    flags = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
     defaults = vars(parser.parse_args([]))
     given = sorted(
-        k for k, v in vars(args).items() if k in defaults and k not in RESUME_OPTIONS
+        flags[k] for k, v in vars(args).items() if k in defaults and k not in RESUME_OPTIONS
         and v != defaults[k]
     )  # fmt: skip
     if given:
-        names = ", ".join("--" + k.replace("_", "-") for k in given)
+        names = ", ".join(given)
         raise UsageError(
             f"--resume keeps the run's settings; {names} cannot change on resume (the run's "
             "budget can: --total-steps N extends it, --minutes M trains M more minutes)"

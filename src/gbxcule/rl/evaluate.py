@@ -31,10 +31,10 @@ from gbxcule.tasks.session import TaskSession, make_task_backend
 def _session(
     task: Any, cfg: Any, episodes: int, backend: str, seed: int, starts: list | None
 ) -> TaskSession:
-    """``episodes`` envs of the run's task on ``backend`` (warp: ours on the CPU; pyboy:
-    PyBoy 2.8.1 processes), starts drawn from the task's pool (or ``starts``) with ``seed``."""
-    kind = "pyboy-mp" if backend == "pyboy" else "warp"
-    b = make_task_backend(task, episodes, kind=kind, rom=cfg.rom)
+    """``episodes`` envs of the run's task on ``backend`` (``registry.TASK_BACKENDS``:
+    warp, ours on the CPU; pyboy, PyBoy 2.8.1 processes), starts drawn from the task's pool
+    (or ``starts``) with ``seed``."""
+    b = make_task_backend(task, episodes, kind=backend, rom=cfg.rom)
     try:
         if starts is None and cfg.state is not None:
             starts = [cfg.state]

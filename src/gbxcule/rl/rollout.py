@@ -162,14 +162,12 @@ class TaskEnv:
 
 
 def make_env(task: Task, cfg: Any, backend: str = "warp", *, env_offset: int = 0) -> TaskEnv:
-    """The env for a config: ``backend`` "warp" (CPU or CUDA by ``cfg.device``) or
-    "pyboy-mp" (``TrainConfig.env_backend``: ``PyBoyVecMpBackend``). ``cfg.rom`` / ``cfg.state`` override the task's ROM and starts;
+    """The env for a config: ``backend`` one of ``registry.TASK_BACKENDS``
+    (``TrainConfig.env_backend``: warp on ``cfg.device``, or PyBoy). ``cfg.rom`` / ``cfg.state`` override the task's ROM and starts;
     each rank's start draws are seeded by the run's seed and its first env."""
     starts = None if cfg.state is None else [cfg.state]
-    threads = cfg.threads if getattr(cfg, "threads", 0) > 0 else None
-    kind = "pyboy-mp" if backend in ("pyboy", "pyboy-mp") else "warp"
-    extra = {} if kind != "warp" else {"threads": threads}
-    b = make_task_backend(task, cfg.num_envs, kind=kind, device=cfg.device, rom=cfg.rom, **extra)
+    extra = {"threads": cfg.threads if cfg.threads > 0 else None} if backend == "warp" else {}
+    b = make_task_backend(task, cfg.num_envs, kind=backend, device=cfg.device, rom=cfg.rom, **extra)
     try:
         session = TaskSession(task, b, starts=starts, seed=cfg.seed * 1_000_003 + env_offset)
     except BaseException:

@@ -7,8 +7,10 @@ setting that is not a field here cannot influence a run.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from gbxcule.backends.registry import TASK_BACKENDS
 
 META_SCHEMA = "gbxcule.rl.meta/1"
 CONFIG_SCHEMA = "gbxcule.rl.config/1"
@@ -19,52 +21,97 @@ ALGO = "ppo"
 ALGO_VERSION = "1"
 OBS_FORMATS = ("packed2", "u8")
 MODES = ("sync", "async")
-ENV_BACKENDS = ("warp", "pyboy-mp")
+ENV_BACKENDS = TASK_BACKENDS  # backends/registry.py: what a task runs on
+
+
+def flag(name: str, help: str = "", **argparse_kw: Any) -> dict[str, Any]:
+    """A ``TrainConfig`` field's ``gbxcule train`` option (``cli/train.py`` builds the
+    parser from these): its flag, help and any other ``add_argument`` keywords."""
+    return {"flag": {"name": name, "help": help, **argparse_kw}}
+
+
+def _f(default: Any, name: str | None = None, help: str = "", **kw: Any) -> Any:
+    meta = flag(name, help, **kw) if name else {}
+    return field(default=default, metadata=meta)
 
 
 @dataclass
 class TrainConfig:
-    """Every setting of a training run (CleanRL's names where they exist)."""
+    """Every setting of a training run (CleanRL's names where they exist); a field with a
+    flag is a ``gbxcule train`` option, so each setting is declared here once."""
 
-    task: str = "demo-coins"
-    rom: str | None = None  # None: the task's ROM (demo-coins: the demo game)
-    state: str | None = None  # None: the task's start state (post-boot when it has none)
-    num_envs: int = 64
-    device: str = "cpu"
-    env_backend: str = "warp"  # warp (CPU/CUDA by device) or pyboy-mp (PyBoyVecMpBackend, CPU)
-    mode: str = "sync"  # sync: learn on the rollout just collected; async: on the previous one
-    obs_format: str = "packed2"
-    stack: int = 2  # frames per observation (the agent keeps its own stack)
-    num_steps: int = 128  # rollout length T
-    total_steps: int = 1_000_000  # env steps (all envs) to train for; 0 = until minutes
-    minutes: float = 0.0  # wall-clock budget per invocation; 0 = until total_steps
-    seed: int = 1
-    lr: float = 2.5e-4
+    task: str = _f(
+        "demo-coins",
+        "--task",
+        "a built-in task, a task file path/to/task.py[:NAME] or a module package.mod:NAME",
+    )
+    rom: str | None = _f(None, "--rom", "ROM file (default: the task's)")
+    state: str | None = _f(None, "--state", "start state file (default: the task's)")
+    num_envs: int = _f(64, "--envs", "parallel envs per rank")
+    device: str = _f("cpu", "--device", "cpu or cuda[:N]")
+    env_backend: str = _f(
+        "warp",
+        "--backend",
+        "emulator to train on: warp (ours; CPU or CUDA by --device) or pyboy-mp (PyBoy 2.8.1 "
+        "processes, CPU)",
+        choices=ENV_BACKENDS,
+    )
+    # sync: learn on the rollout just collected; async: on the previous one
+    mode: str = _f("sync", "--mode", "default: async on cuda, sync on cpu", choices=MODES,
+                   cli_default=None)  # fmt: skip
+    obs_format: str = _f("packed2", "--obs-format", choices=OBS_FORMATS)
+    stack: int = _f(2, "--stack", "frames per observation (the agent keeps its own stack)")
+    num_steps: int = _f(128, "--steps", "rollout length per env")
+    # env steps (all envs) to train for; 0 = until minutes
+    total_steps: int = _f(1_000_000, "--total-steps", "env steps to train for",
+                          group="budget", cli_default=None)  # fmt: skip
+    # wall-clock budget per invocation; 0 = until total_steps
+    minutes: float = _f(0.0, "--minutes", "wall minutes to train for", group="budget",
+                        cli_default=None)  # fmt: skip
+    seed: int = _f(1, "--seed")
+    lr: float = _f(2.5e-4, "--lr")
     anneal_lr: bool = False
     gamma: float = 0.99
     gae_lambda: float = 0.95
-    update_epochs: int = 2
-    minibatch_size: int = 2048
+    update_epochs: int = _f(2, "--epochs", "PPO epochs per update")
+    minibatch_size: int = _f(2048, "--minibatch", "minibatch size")
     clip_coef: float = 0.1
-    ent_coef: float = 0.01
+    ent_coef: float = _f(0.01, "--ent-coef")
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     norm_adv: bool = True
     channels: tuple[int, int] = (16, 32)
     hidden: int = 256
-    checkpoint_every: int = 10  # keep checkpoints/update_XXXXXX.pt every K updates
-    torch_threads: int = 1  # Torch intra-op threads (0: Torch's default). 1 on a shared
-    # CPU: OpenMP threads that wait on a busy core cost 30x (measured: conv forward at 64
-    # envs 2.7 ms on 1 thread, 88 ms on 2 while another process held a core)
-    threads: int = 0  # Warp CPU worker threads; 0: one per core
+    # keep checkpoints/update_XXXXXX.pt every K updates
+    checkpoint_every: int = _f(10, "--checkpoint-every", "keep a checkpoint every K updates")
+    # Torch intra-op threads (0: Torch's default). 1 on a shared CPU: OpenMP threads that
+    # wait on a busy core cost 30x (measured: conv forward at 64 envs 2.7 ms on 1 thread,
+    # 88 ms on 2 while another process held a core)
+    torch_threads: int = _f(1, "--torch-threads", "Torch threads (0: Torch's default)")
+    threads: int = _f(0, "--threads", "Warp CPU worker threads (0: one per core)")
     sync_guard: bool = True  # CUDA: torch.cuda.set_sync_debug_mode("error") while enqueueing
-    tag: str = "run"
-    tensorboard: bool = True  # <run>/tensorboard/ (rl/monitor.py); needs tensorboard
-    wandb: str = ""  # "", "offline" or "online": Weights & Biases (needs wandb)
-    media_every: int = 25  # updates between screen grids and clips (0: none)
+    tag: str = _f("run", "--tag", "a name in the run directory's name")
+    # <run>/tensorboard/ (rl/monitor.py); needs tensorboard
+    tensorboard: bool = _f(True, "--no-tensorboard", "write no TensorBoard files (RUN/tensorboard)",
+                           action="store_false")  # fmt: skip
+    wandb: str = _f(  # "", "offline" or "online": Weights & Biases (needs wandb)
+        "",
+        "--wandb",
+        "also log to Weights & Biases (offline when given alone: wandb sync later; needs wandb)",
+        nargs="?",
+        const="offline",
+        choices=("offline", "online"),
+    )
+    media_every: int = _f(
+        25, "--media-every", "updates between screen grids and episode clips (0: none)"
+    )
     world_size: int = 1  # processes (torchrun ranks); set by train(), checked on resume
-    dist_timeout_s: float = 300.0  # torch.distributed collective timeout (a dead peer)
-    debug_nan_at_update: int = -1  # fault injection for the fail-fast tests (-1: off)
+    # torch.distributed collective timeout (a dead peer)
+    dist_timeout_s: float = _f(
+        300.0, "--dist-timeout", "torchrun: seconds a collective waits for a dead or stuck rank"
+    )
+    # fault injection for the fail-fast tests (-1: off)
+    debug_nan_at_update: int = _f(-1, "--debug-nan-at-update", hidden=True)
 
     def to_json(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
@@ -92,8 +139,8 @@ class TrainConfig:
             raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {self.obs_format!r}")
         if self.env_backend not in ENV_BACKENDS:
             raise ValueError(f"env_backend must be one of {ENV_BACKENDS}, got {self.env_backend!r}")
-        if self.env_backend == "pyboy-mp" and self.device != "cpu":
-            raise ValueError("env_backend pyboy-mp runs on the CPU (device cpu)")
+        if self.env_backend != "warp" and self.device != "cpu":
+            raise ValueError(f"env_backend {self.env_backend} runs on the CPU (device cpu)")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         for name in ("num_envs", "stack", "num_steps", "update_epochs", "minibatch_size"):

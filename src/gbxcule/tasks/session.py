@@ -24,15 +24,13 @@ from typing import Any
 import torch
 
 from gbxcule.backends.protocol import TrainingBackend
-from gbxcule.backends.registry import make_backend
+from gbxcule.backends.registry import make_backend, task_backend_name
 from gbxcule.core.pixels import DOWN_H, DOWN_W, PACKED_W
 from gbxcule.core.step_end import StepEnd
 from gbxcule.tasks.memory import resolve
 from gbxcule.tasks.reads import U8
 from gbxcule.tasks.runtime import TaskRuntime
 from gbxcule.tasks.task import Task, TaskError
-
-BACKEND_KINDS = ("warp", "pyboy", "pyboy-mp")
 
 
 def backend_options(task: Task, num_envs: int) -> dict[str, Any]:
@@ -55,20 +53,20 @@ def make_task_backend(
     threads: int | None = None,
     **kwargs: Any,
 ) -> Any:
-    """The backend for ``task``: ``kind`` warp (CPU or CUDA by ``device``), pyboy (one
-    process) or pyboy-mp (worker processes). Start states are loaded by the session."""
-    rom_path = str(task.rom_path(rom))
+    """The backend for ``task``: ``kind`` one of ``registry.TASK_BACKENDS`` (warp on
+    ``device``; pyboy, pyboy-mp). Start states are loaded by the session."""
+    try:
+        name = task_backend_name(kind, device, num_envs)
+    except ValueError as exc:
+        raise TaskError(str(exc)) from None
     common = {**backend_options(task, num_envs), **kwargs}
-    if kind in ("pyboy", "pyboy-mp"):
-        return make_backend(kind, rom_path, **{"render": True, **common})
-    if kind != "warp":
-        raise TaskError(f"backend kind must be one of {BACKEND_KINDS}, got {kind!r}")
-    if str(device).startswith("cuda"):
-        dev = device if ":" in str(device) else "cuda:0"
-        return make_backend("warp-cuda", rom_path, device=dev, **common)
-    if device != "cpu":
-        raise TaskError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
-    return make_backend("warp-cpu", rom_path, threads=threads, **common)
+    if name.startswith("pyboy"):
+        common = {"render": True, **common}
+    elif name == "warp-cuda":
+        common["device"] = device if ":" in str(device) else "cuda:0"
+    else:
+        common["threads"] = threads
+    return make_backend(name, str(task.rom_path(rom)), **common)
 
 
 _NOTED: set[tuple[str, str]] = set()
