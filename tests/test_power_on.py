@@ -30,17 +30,10 @@ from gbxcule.core.pyboy_state import (
     WaveChannelState,
 )
 from gbxcule.kernels import ioregs as io
-from gbxcule.kernels.apu import apu_from_pyboy, apu_power_on, apu_power_on_row
-from gbxcule.kernels.bus import bus_power_on
-from gbxcule.kernels.cpu_state import cpu_power_on
-from gbxcule.kernels.dma import dma_power_on
-from gbxcule.kernels.joypad import joypad_power_on
-from gbxcule.kernels.mbc import mbc_power_on
-from gbxcule.kernels.ppu import lcd_power_on
+from gbxcule.kernels import units
+from gbxcule.kernels.apu import apu_from_pyboy, apu_power_on_row
 from gbxcule.kernels.reset import power_on
-from gbxcule.kernels.serial import serial_power_on
 from gbxcule.kernels.state import I32_FIELDS, I64_FIELDS, Machine
-from gbxcule.kernels.timer import timer_power_on
 from tests.test_emu_timing_units import load_pyboy_source
 
 pytestmark = pytest.mark.l1
@@ -80,31 +73,36 @@ UNIT_FIELDS = {
     "joypad": ({"joy_dir", "joy_std", "joy_rel_mask", "joy_rel_wait"}, set()),
     "apu": ({"apu", "snd_frame_start", "snd_count_from"}, set()),
 }
-UNITS = tuple(UNIT_FIELDS)
+UNITS = tuple(unit.name for unit in units.UNITS)  # kernels/units.py, in its order
 DIRTY = {"mem": 0xAB, "i32": -7, "i64": -9, "joy_rel_mask": 5, "joy_rel_wait": 6, "apu": -11}
+
+
+def _pick(previous, fn, k: int):
+    """A func running ``previous``, then ``fn`` when ``unit`` is ``k``."""
+
+    @wp.func
+    def pick(m: wp.ref[Machine], i: int, unit: int):
+        wp.static(previous)(m, i, unit)
+        if unit == wp.static(k):
+            wp.static(fn)(m, i)
+
+    return pick
+
+
+@wp.func
+def _no_unit(m: wp.ref[Machine], i: int, unit: int):
+    pass
+
+
+_ONE_UNIT = _no_unit
+for _k, _unit in enumerate(units.UNITS):
+    _ONE_UNIT = _pick(_ONE_UNIT, _unit.power_on, _k)
 
 
 @wp.kernel
 def one_unit_power_on(m: Machine, unit: int):
     i = wp.tid()
-    if unit == 0:
-        cpu_power_on(m, i)
-    if unit == 1:
-        bus_power_on(m, i)
-    if unit == 2:
-        mbc_power_on(m, i)
-    if unit == 3:
-        timer_power_on(m, i)
-    if unit == 4:
-        serial_power_on(m, i)
-    if unit == 5:
-        lcd_power_on(m, i)
-    if unit == 6:
-        dma_power_on(m, i)
-    if unit == 7:
-        joypad_power_on(m, i)
-    if unit == 8:
-        apu_power_on(m, i)
+    wp.static(_ONE_UNIT)(m, i, unit)
 
 
 def _machine(envs: int = 2, dirty: bool = False):
@@ -258,6 +256,7 @@ def test_each_unit_powers_on_exactly_its_own_state(unit):
 
 
 def test_power_on_is_the_units_together():
+    assert set(UNIT_FIELDS) == set(UNITS)  # the expectation names every listed unit
     m = _machine(dirty=True)
     before = capture_env(m, 0)
     wp.launch(power_on, dim=2, inputs=[m], device="cpu")

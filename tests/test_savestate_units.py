@@ -13,6 +13,7 @@ state of an MBC3+clock cart:
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 import gzip
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from gbxcule.core.pyboy_state import (
 )
 from gbxcule.core.savestate import cart_layout_from_rom, load_pyboy_state, write_pyboy_state
 from gbxcule.kernels import apu, bus, cpu_state, dma, joypad, mbc, ppu, serial, timer
+from gbxcule.kernels.units import UNITS
 
 from .support.backend_api_support import zoo_rom
 
@@ -62,24 +64,8 @@ def _mbc3_clock_state() -> tuple[bytes, PyBoyState]:
 
 
 def _loaders(state: PyBoyState, cart):
-    return {
-        "board": lambda st: bus.board_from_pyboy(state.memory, state.bootrom_enabled, st),
-        "cpu": lambda st: cpu_state.cpu_from_pyboy(state.cpu, st),
-        "timer": lambda st: timer.timer_from_pyboy(state.timer, st),
-        "serial": lambda st: serial.serial_from_pyboy(state.serial, st),
-        "lcd": lambda st: ppu.lcd_from_pyboy(state.lcd, state.renderer, st),
-        "dma": lambda st: dma.dma_from_pyboy(state.oam_dma, st),
-        "joypad": lambda st: joypad.joypad_from_pyboy(state.joypad, st),
-        "apu": lambda st: apu.apu_from_pyboy(state.sound, state.version, st),
-        "cart": lambda st: mbc.cart_from_pyboy(
-            state.cart,
-            state.layout,
-            st,
-            mbc_kind=cart.mbc_kind,
-            ram_bytes=cart.cart_ram_bytes,
-            has_rtc=bool(cart.has_rtc),
-        ),
-    }
+    """Each unit's load (``kernels/units.py``), by unit name."""
+    return {unit.name: partial(unit.load, state, cart=cart) for unit in UNITS}
 
 
 def _sentinel_state(rom: bytes):

@@ -1,7 +1,8 @@
 """PyBoy save states <-> one env of the Warp ``Machine`` (as a host :data:`MachineState`).
 
-Each unit maps its own part, next to its kernel code (``history/savestates.md`` has the
-table): ``kernels/cpu_state.py`` (registers, IME and its delay, HALT, queued interrupt,
+Each unit maps its own part, next to its kernel code, and declares it in its ``Unit``
+(listed in ``kernels/units.py``; ``history/savestates.md`` has the table):
+``kernels/cpu_state.py`` (registers, IME and its delay, HALT, queued interrupt,
 cycle counter, IF, IE), ``bus.py`` (boot ROM switch, WRAM, FEA0-FEFF, HRAM, the raw IO
 bytes), ``timer.py``, ``serial.py``, ``apu.py`` (the sound unit), ``ppu.py`` (LCD and
 renderer: VRAM, OAM, registers, clock and flags), ``dma.py`` (OAM DMA), ``joypad.py``,
@@ -37,34 +38,17 @@ import numpy as np
 
 from gbxcule.backends.machine_state import MachineState, capture_env, copy_state, restore_env
 from gbxcule.backends.warp_base import CartConfig, allocate_machine
-from gbxcule.core.pyboy_state import PyBoyState, SoundState
+from gbxcule.core.pyboy_state import PyBoyState
 from gbxcule.core.savestate import SavestateError, cart_layout_from_rom
-from gbxcule.kernels.apu import APU_UNSAVED, apu_from_pyboy, apu_to_pyboy
-from gbxcule.kernels.bus import board_from_pyboy, board_to_pyboy
-from gbxcule.kernels.cpu_state import CPU_UNSAVED, cpu_from_pyboy, cpu_to_pyboy
-from gbxcule.kernels.dma import DMA_UNSAVED, dma_from_pyboy, dma_to_pyboy
-from gbxcule.kernels.joypad import JOYPAD_UNSAVED, joypad_from_pyboy, joypad_to_pyboy
-from gbxcule.kernels.mbc import MBC_UNSAVED, cart_from_pyboy, cart_to_pyboy
-from gbxcule.kernels.ppu import LCD_FRESH_AFTER_LOAD, LCD_UNSAVED, lcd_from_pyboy, lcd_to_pyboy
-from gbxcule.kernels.serial import SERIAL_UNSAVED, serial_from_pyboy, serial_to_pyboy
-from gbxcule.kernels.timer import TIMER_UNSAVED, timer_from_pyboy, timer_to_pyboy
+from gbxcule.kernels.units import UNITS
 
 STAT_TRANSITION_VBLANK_PRETRIGGERED = 3  # CGB hardware only
 # Unsaved fields a PyBoy that loaded the post-boot snapshot (the oracle's reset) holds
 # otherwise than a machine that ran the boot ROM (kernels/ppu.py says why).
-FRESH_PYBOY_FIELDS = LCD_FRESH_AFTER_LOAD
+FRESH_PYBOY_FIELDS = {k: v for unit in UNITS for k, v in unit.fresh_after_load.items()}
 # Machine fields a PyBoy state does not carry: loading keeps them from ``base``, exporting
 # drops them. (The LCD's derived distances and IRQ line are recomputed, not listed.)
-UNSAVED_FIELDS = frozenset().union(
-    CPU_UNSAVED,
-    MBC_UNSAVED,
-    TIMER_UNSAVED,
-    SERIAL_UNSAVED,
-    LCD_UNSAVED,
-    DMA_UNSAVED,
-    JOYPAD_UNSAVED,
-    APU_UNSAVED,
-)
+UNSAVED_FIELDS = frozenset().union(*(unit.unsaved for unit in UNITS))
 
 
 def _check_dmg(state: PyBoyState) -> None:
@@ -81,22 +65,8 @@ def env_state_from_pyboy(state: PyBoyState, base: MachineState, cart: CartConfig
     """The env state PyBoy 2.8.1 would have after loading ``state`` (see the module doc)."""
     _check_dmg(state)
     st = copy_state(base)
-    board_from_pyboy(state.memory, state.bootrom_enabled, st)
-    cpu_from_pyboy(state.cpu, st)
-    timer_from_pyboy(state.timer, st)
-    serial_from_pyboy(state.serial, st)
-    lcd_from_pyboy(state.lcd, state.renderer, st)
-    dma_from_pyboy(state.oam_dma, st)
-    joypad_from_pyboy(state.joypad, st)
-    apu_from_pyboy(state.sound, state.version, st)
-    cart_from_pyboy(
-        state.cart,
-        state.layout,
-        st,
-        mbc_kind=cart.mbc_kind,
-        ram_bytes=cart.cart_ram_bytes,
-        has_rtc=bool(cart.has_rtc),
-    )
+    for unit in UNITS:  # kernels/units.py: each takes its own part
+        unit.load(state, st, cart)
     return _derive_lcd(st, cart)
 
 
@@ -122,26 +92,7 @@ def _derive_lcd(st: MachineState, cart: CartConfig) -> MachineState:
 def pyboy_state_from_env(st: MachineState, cart: CartConfig, rom: bytes) -> PyBoyState:
     """A v29 ``PyBoyState`` of the env state ``st`` (see the module doc for what is lost)."""
     layout = cart_layout_from_rom(rom)
-    memory, bootrom_enabled = board_to_pyboy(st)
-    lcd, renderer = lcd_to_pyboy(st)
-    sound = SoundState()
-    apu_to_pyboy(st["apu"], sound)
-    return PyBoyState(
-        cart_layout=layout,
-        bootrom_enabled=bootrom_enabled,
-        cpu=cpu_to_pyboy(st),
-        oam_dma=dma_to_pyboy(st),
-        lcd=lcd,
-        sound=sound,
-        renderer=renderer,
-        memory=memory,
-        timer=timer_to_pyboy(st),
-        cart=cart_to_pyboy(
-            st,
-            ram_bytes=cart.cart_ram_bytes,
-            pyboy_banks=layout.ram_banks,
-            has_rtc=bool(cart.has_rtc),
-        ),
-        joypad=joypad_to_pyboy(st),
-        serial=serial_to_pyboy(st),
-    )
+    parts: dict = {}
+    for unit in UNITS:  # kernels/units.py: each gives back its own part
+        parts.update(unit.save(st, cart, layout))
+    return PyBoyState(cart_layout=layout, **parts)

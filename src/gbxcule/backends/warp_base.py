@@ -2,7 +2,7 @@
 
 ``allocate_machine`` walks the ``Machine`` struct, so a per-env scalar added to
 ``I32_FIELDS`` / ``I64_FIELDS`` in kernels/state.py needs no change here; a new
-per-env array needs its trailing shape in ``TRAILING_SHAPES``. Shared arrays (the
+per-env array is declared with its trailing shape in its unit's ``Unit.arrays``. Shared arrays (the
 ROM, the boot ROM) are passed in; scalar fields come from the cartridge constants
 (missing scalars are 0).
 
@@ -22,8 +22,6 @@ the CUDA backend's default); kernels index them the same way either way.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +30,7 @@ import warp as wp
 from gbxcule.core.cartridge import RAM_BANK_SIZE, CartridgeError, CartridgeHeader
 from gbxcule.core.memory_layout import row_bytes
 from gbxcule.kernels.mbc import MBC_KIND_BY_NAME
-from gbxcule.kernels.state import ROM_CODE_PAD
+from gbxcule.kernels.state import I32_FIELDS, I64_FIELDS, ROM_CODE_PAD
 
 MEM_LAYOUTS = ("env_major", "interleaved")
 SHARED_FIELDS = ("rom", "rom_code", "boot")
@@ -41,40 +39,24 @@ MBC_KIND = MBC_KIND_BY_NAME  # mapper name -> kernels/mbc.py kind
 MBC2_RAM_BYTES = 512
 
 
-def _const(module: str, name: str) -> int:
-    return int(getattr(importlib.import_module(module), name))
-
-
-def _fields(name: str) -> tuple[str, ...]:
-    return tuple(getattr(importlib.import_module("gbxcule.kernels.state"), name))
-
-
 CACHE_LINE_BYTES = 64
 SCALAR_BLOCKS = ("i32", "i64")  # Machine fields holding one column per per-env scalar
 
 
-# Trailing shape (after the env axis) of every per-env array with more than one dimension.
-TRAILING_SHAPES: dict[str, Callable[[], tuple[int, ...]]] = {
-    # the named columns, then the event-hook row (kernels/hooks.py) and the step-end row
-    # (kernels/step_end.py): not state, not listed
-    "i32": lambda: (
-        len(_fields("I32_FIELDS"))
-        + _const("gbxcule.kernels.hooks", "HOOK_WORDS")
-        + _const("gbxcule.kernels.step_end", "STEP_WORDS"),
-    ),
-    "i64": lambda: (len(_fields("I64_FIELDS")),),
-    "rtc": lambda: (_const("gbxcule.kernels.rtc", "RTC_FIELDS"),),
-    "serial_buf": lambda: (_const("gbxcule.kernels.serial", "SERIAL_CAP"),),
-    "joy_rel_mask": lambda: (_const("gbxcule.kernels.joypad", "JOY_QUEUE"),),
-    "joy_rel_wait": lambda: (_const("gbxcule.kernels.joypad", "JOY_QUEUE"),),
-    "apu": lambda: (_const("gbxcule.kernels.apu", "APU_FIELDS"),),
-    "line_latch": lambda: (
-        _const("gbxcule.core.pixels", "SCREEN_H"),
-        _const("gbxcule.core.pixels", "LATCH_FIELDS"),
-    ),
-    "frame_video": lambda: (_const("gbxcule.core.pixels", "FRAME_VIDEO_BYTES"),),
-    "video_log": lambda: (_const("gbxcule.core.pixels", "VIDEO_LOG_WORDS"),),
-}
+def trailing_shapes() -> dict[str, tuple[int, ...]]:
+    """Trailing shape (after the env axis) of every per-env array with more than one
+    dimension: the scalar blocks (the named columns, then the event-hook row,
+    kernels/hooks.py, and the step-end row, kernels/step_end.py: not state, not listed),
+    then each unit's own arrays (``Unit.arrays``, kernels/units.py)."""
+    from gbxcule.kernels.hooks import HOOK_WORDS
+    from gbxcule.kernels.step_end import STEP_WORDS
+    from gbxcule.kernels.units import per_env_arrays
+
+    return {
+        "i32": (len(I32_FIELDS) + int(HOOK_WORDS) + int(STEP_WORDS),),
+        "i64": (len(I64_FIELDS),),
+        **per_env_arrays(),
+    }
 
 
 class UnsupportedCartridgeError(CartridgeError):
@@ -169,6 +151,7 @@ def allocate_machine(
     if mem_layout not in MEM_LAYOUTS:
         raise ValueError(f"mem_layout must be one of {MEM_LAYOUTS}, got {mem_layout!r}")
     m = Machine()
+    shapes = trailing_shapes()
     scalars = {**cart.scalars(), "cpu_fast_paths": int(bool(cpu_fast_paths))}
     shared = {"rom": rom, "rom_code": rom_code_words(rom), "boot": boot}
     for name, var in Machine.vars.items():
@@ -182,12 +165,12 @@ def allocate_machine(
         else:
             if name == "mem":
                 trailing: tuple[int, ...] = (row_bytes(cart.cart_ram_bytes),)
-            elif name in TRAILING_SHAPES:
-                trailing = TRAILING_SHAPES[name]()
+            elif name in shapes:
+                trailing = shapes[name]
             else:
                 raise KeyError(
-                    f"Machine.{name} is a {vtype.ndim}-D per-env array; add its trailing shape "
-                    "to TRAILING_SHAPES in gbxcule/backends/warp_base.py"
+                    f"Machine.{name} is a {vtype.ndim}-D per-env array no unit owns; declare "
+                    "it in its unit's Unit.arrays (kernels/units.py)"
                 )
             interleaved = mem_layout == "interleaved"  # every per-env block, env axis last
             setattr(m, name, _per_env_zeros(num_envs, trailing, vtype.dtype, device, interleaved))
@@ -225,7 +208,7 @@ def per_env_arrays(m) -> list[tuple[str, wp.array]]:
             continue
         block = getattr(m, name)
         if name in SCALAR_BLOCKS:
-            fields = _fields(f"{name.upper()}_FIELDS")
+            fields = I32_FIELDS if name == "i32" else I64_FIELDS
             out.extend((field, block[:, k]) for k, field in enumerate(fields))
         else:
             out.append((name, block))

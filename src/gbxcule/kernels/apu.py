@@ -34,6 +34,7 @@ import math
 import numpy as np
 import warp as wp
 
+from gbxcule.core.pyboy_state import SoundState
 from gbxcule.kernels.apu_channels import (
     channel_write,
     frame_sequencer_tick,
@@ -120,6 +121,7 @@ from gbxcule.kernels.state import (
     TIM_LAST,
     Machine,
     MachineState,
+    Unit,
     put_fields,
 )
 
@@ -556,3 +558,19 @@ def apu_to_pyboy(row: np.ndarray, sound) -> None:
         for field, c in _channel_columns(name).items():
             setattr(channel, field, int(row[c]))
     sound.wave.wavetable = np.asarray(row[int(WAVE_RAM) : int(WAVE_RAM) + 16], dtype=np.uint8)
+
+
+def _apu_save(st: MachineState, cart, layout) -> dict:
+    sound = SoundState()
+    apu_to_pyboy(st["apu"], sound)
+    return {"sound": sound}
+
+
+APU = Unit(
+    "apu",
+    apu_power_on,
+    load=lambda state, st, cart: apu_from_pyboy(state.sound, state.version, st),
+    save=_apu_save,
+    unsaved=APU_UNSAVED,
+    arrays={"apu": (APU_FIELDS,)},
+)

@@ -35,6 +35,7 @@ from gbxcule.kernels.state import (
     DMA_ACTIVE,
     Machine,
     MachineState,
+    Unit,
     put_fields,
 )
 
@@ -170,3 +171,16 @@ def board_to_pyboy(st: MachineState) -> tuple[MemoryState, int]:
         hram=mem[HRAM_OFF : HRAM_OFF + HRAM_SIZE].copy(),
     )
     return memory, int(st["boot_on"])
+
+
+def _board_save(st: MachineState, cart, layout) -> dict:
+    memory, bootrom_enabled = board_to_pyboy(st)
+    return {"memory": memory, "bootrom_enabled": bootrom_enabled}
+
+
+BOARD = Unit(
+    "bus",
+    bus_power_on,
+    load=lambda state, st, cart: board_from_pyboy(state.memory, state.bootrom_enabled, st),
+    save=_board_save,
+)

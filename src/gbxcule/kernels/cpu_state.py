@@ -29,6 +29,7 @@ from gbxcule.kernels.state import (
     PC,
     Machine,
     MachineState,
+    Unit,
     put_fields,
 )
 
@@ -86,3 +87,12 @@ def cpu_to_pyboy(st: MachineState) -> CpuState:
         if_=int(host_io(st)[IF]),
         cycles=int(st["cycles"]),
     )
+
+
+CPU = Unit(
+    "cpu",
+    cpu_power_on,
+    load=lambda state, st, cart: cpu_from_pyboy(state.cpu, st),
+    save=lambda st, cart, layout: {"cpu": cpu_to_pyboy(st)},
+    unsaved=CPU_UNSAVED,
+)

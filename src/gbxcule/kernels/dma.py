@@ -41,6 +41,7 @@ from gbxcule.kernels.state import (
     VLOG_LINE,
     Machine,
     MachineState,
+    Unit,
     put_fields,
 )
 
@@ -204,3 +205,12 @@ def dma_to_pyboy(st: MachineState) -> OamDmaState:
         index=int(st["dma_index"]),
         start_cycle=int(st["dma_start"]),
     )
+
+
+DMA_UNIT = Unit(
+    "dma",
+    dma_power_on,
+    load=lambda state, st, cart: dma_from_pyboy(state.oam_dma, st),
+    save=lambda st, cart, layout: {"oam_dma": dma_to_pyboy(st)},
+    unsaved=DMA_UNSAVED,
+)

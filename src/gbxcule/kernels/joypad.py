@@ -23,7 +23,7 @@ import warp as wp
 
 from gbxcule.core.pyboy_state import JoypadState
 from gbxcule.kernels.ioregs import INT_JOYPAD, P1, raise_interrupt, set_reg
-from gbxcule.kernels.state import JOY_DIR, JOY_STD, Machine, MachineState, put_fields
+from gbxcule.kernels.state import JOY_DIR, JOY_STD, Machine, MachineState, Unit, put_fields
 
 wp.set_module_options({"enable_backward": False})
 
@@ -134,3 +134,13 @@ def joypad_from_pyboy(joypad: JoypadState, st: MachineState) -> None:
 
 def joypad_to_pyboy(st: MachineState) -> JoypadState:
     return JoypadState(directional=int(st["joy_dir"]), standard=int(st["joy_std"]))
+
+
+JOYPAD = Unit(
+    "joypad",
+    joypad_power_on,
+    load=lambda state, st, cart: joypad_from_pyboy(state.joypad, st),
+    save=lambda st, cart, layout: {"joypad": joypad_to_pyboy(st)},
+    unsaved=JOYPAD_UNSAVED,
+    arrays={"joy_rel_mask": (JOY_QUEUE,), "joy_rel_wait": (JOY_QUEUE,)},
+)

@@ -25,6 +25,7 @@ from gbxcule.core.memory_layout import CART_RAM_OFF
 from gbxcule.core.pyboy_state import CART_RAM_BANK_BYTES, CartState
 from gbxcule.core.savestate import SavestateError
 from gbxcule.kernels.rtc import (
+    RTC_FIELDS,
     rtc_command,
     rtc_from_pyboy,
     rtc_read,
@@ -44,6 +45,7 @@ from gbxcule.kernels.state import (
     ROM_BANK_LOW,
     Machine,
     MachineState,
+    Unit,
     put_fields,
 )
 
@@ -337,3 +339,27 @@ def cart_to_pyboy(
     if has_rtc:
         out.rtc = rtc_to_pyboy(st["rtc"])
     return out
+
+
+CART = Unit(
+    "mbc",
+    mbc_power_on,
+    load=lambda state, st, cart: cart_from_pyboy(
+        state.cart,
+        state.layout,
+        st,
+        mbc_kind=cart.mbc_kind,
+        ram_bytes=cart.cart_ram_bytes,
+        has_rtc=bool(cart.has_rtc),
+    ),
+    save=lambda st, cart, layout: {
+        "cart": cart_to_pyboy(
+            st,
+            ram_bytes=cart.cart_ram_bytes,
+            pyboy_banks=layout.ram_banks,
+            has_rtc=bool(cart.has_rtc),
+        )
+    },
+    unsaved=MBC_UNSAVED,
+    arrays={"rtc": (RTC_FIELDS,)},
+)

@@ -80,6 +80,7 @@ from gbxcule.kernels.state import (
     WIN_LINE,
     Machine,
     MachineState,
+    Unit,
     put_fields,
 )
 from gbxcule.kernels.video_log import (
@@ -659,3 +660,25 @@ def lcd_to_pyboy(st: MachineState) -> tuple[LcdState, RendererState]:
         stat_transition=int(st["lcd_transition"]),
     )
     return lcd, RendererState(wy_activated_frame=int(st["win_active"]))
+
+
+def _lcd_save(st: MachineState, cart, layout) -> dict:
+    lcd, renderer = lcd_to_pyboy(st)
+    return {"lcd": lcd, "renderer": renderer}
+
+
+LCD = Unit(
+    "lcd",
+    lcd_power_on,
+    load=lambda state, st, cart: lcd_from_pyboy(state.lcd, state.renderer, st),
+    save=_lcd_save,
+    unsaved=LCD_UNSAVED,
+    fresh_after_load=LCD_FRESH_AFTER_LOAD,
+    # the step's last frame as the renderers read it (core/pixels.py, kernels/render.py,
+    # kernels/video_log.py)
+    arrays={
+        "line_latch": (px.SCREEN_H, px.LATCH_FIELDS),
+        "frame_video": (px.FRAME_VIDEO_BYTES,),
+        "video_log": (px.VIDEO_LOG_WORDS,),
+    },
+)

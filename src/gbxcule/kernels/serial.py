@@ -25,6 +25,7 @@ from gbxcule.kernels.state import (
     SERIAL_LEN,
     Machine,
     MachineState,
+    Unit,
     put_fields,
 )
 
@@ -149,3 +150,13 @@ def serial_power_on(m: wp.ref[Machine], i: int):
     i64[i, SER_TO_IRQ] = wp.int64(0)
     i32[i, SER_ACTIVE] = 0
     i32[i, SERIAL_LEN] = 0
+
+
+SERIAL = Unit(
+    "serial",
+    serial_power_on,
+    load=lambda state, st, cart: serial_from_pyboy(state.serial, st),
+    save=lambda st, cart, layout: {"serial": serial_to_pyboy(st)},
+    unsaved=SERIAL_UNSAVED,
+    arrays={"serial_buf": (SERIAL_CAP,)},
+)

@@ -23,11 +23,16 @@ array descriptor from memory at every access (measured: ~15% of the CPU step tim
 
 To add a per-env scalar, append its name to ``I32_FIELDS`` / ``I64_FIELDS`` in
 the section of the unit that owns it and add its column constant beside the
-others; a per-env array with more dimensions is a struct field of its own
-(its trailing shape goes in ``backends/warp_base.py``'s ``TRAILING_SHAPES``).
+others; a per-env array with more dimensions is a struct field of its own (and a line
+of ``env_view``), its trailing shape declared in its unit's ``Unit.arrays``
+(``kernels/units.py`` lists the units).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import warp as wp
@@ -134,6 +139,30 @@ def _col(fields: tuple[str, ...], name: str):
 # field name -> that env's values as a NumPy array, the env axis removed (``pc`` a 0-d
 # int32 array, ``mem`` a 1-D uint8 row). The units' PyBoy-state mappings read and write it.
 MachineState = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A hardware unit as the rest of the package sees it: declared at the end of its own
+    file (``TIMER`` in ``timer.py``) and listed once, in ``kernels/units.py``. The reset
+    kernel, the save-state bridge, the allocator's array shapes and the per-unit tests are
+    built from that list, so a new unit is its file and one line there.
+
+    ``load(state, st, cart)`` takes its part of a PyBoy state (``core.pyboy_state``) into
+    the env state ``st``; ``save(st, cart, layout)`` gives its part back as keyword
+    arguments of ``PyBoyState``."""
+
+    name: str
+    power_on: Any  # @wp.func (m, i): its state as PyBoy's constructors leave it
+    load: Callable[[Any, MachineState, Any], None]
+    save: Callable[[MachineState, Any, Any], dict[str, Any]]
+    unsaved: frozenset[str] = frozenset()  # fields PyBoy does not save: loads keep them
+    # unsaved fields a PyBoy that loaded a state holds otherwise than one that ran the boot
+    # ROM: set to these on load
+    fresh_after_load: Mapping[str, int] = field(default_factory=dict)
+    # per-env arrays it owns (Machine fields besides mem and the scalar blocks) -> the
+    # trailing shape after the env axis
+    arrays: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def put_fields(st: MachineState, values: dict[str, int]) -> None:

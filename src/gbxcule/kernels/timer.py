@@ -28,6 +28,7 @@ from gbxcule.kernels.state import (
     TIM_TO_IRQ,
     Machine,
     MachineState,
+    Unit,
     put_fields,
 )
 
@@ -252,3 +253,12 @@ def timer_to_pyboy(st: MachineState) -> TimerState:
         last_cycles=int(st["tim_last"]),
         cycles_to_interrupt=int(st["tim_to_irq"]),
     )
+
+
+TIMER = Unit(
+    "timer",
+    timer_power_on,
+    load=lambda state, st, cart: timer_from_pyboy(state.timer, st),
+    save=lambda st, cart, layout: {"timer": timer_to_pyboy(st)},
+    unsaved=TIMER_UNSAVED,
+)
