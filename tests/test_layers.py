@@ -9,6 +9,7 @@ of ``src/gbxcule`` names the parts it may import (``API``: the backend API only,
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,47 @@ def test_no_two_modules_share_a_name_for_different_jobs() -> None:
         or (len(parts) > 1 and not any(set(parts) <= group for group in SHARED_NAME_LAYERS))
     }
     assert bad == {}
+
+
+# The bounds of the address map's spans: written as numbers only in core/memory_layout.py
+# (the assembler, the games and the demo write addresses as data of their own).
+SPAN_BOUNDS = {0x8000, 0xA000, 0xC000, 0xE000, 0xFE00, 0xFEA0, 0xFF80}
+SPAN_BOUNDS_MAY_APPEAR = ("gbxcule/core/memory_layout.py", "gbxcule/asm/", "gbxcule/games/",
+                          "gbxcule/demo/")  # fmt: skip
+
+
+def span_bound_literals(root: Path) -> list[str]:
+    """``path:line value`` of every integer literal in code that is a span's bound."""
+    import ast
+
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        if rel.startswith(SPAN_BOUNDS_MAY_APPEAR):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            value = getattr(node, "value", None) if isinstance(node, ast.Constant) else None
+            if type(value) is int and value in SPAN_BOUNDS:
+                out.append(f"{rel}:{node.lineno} {value:#06x}")
+    return out
+
+
+def test_one_address_map_the_kernels_and_tables_derive_from():
+    """Kernels, backends, tasks and tools compare addresses with names derived from
+    ``core/memory_layout.SPANS`` (``kernels/address_map.py`` for the kernels), never with
+    the numbers again."""
+    from gbxcule.core.memory_layout import SPAN
+    from gbxcule.kernels import address_map as am
+
+    assert span_bound_literals(SRC / "gbxcule") == []
+    assert (am.ROM_END, am.CART_RAM_LO, am.WRAM_LO, am.OAM_LO, am.HRAM_LO, am.IE_ADDR) == (
+        SPAN["vram"].lo, SPAN["cartram"].lo, SPAN["wram"].lo, SPAN["echo"].hi,
+        SPAN["io"].hi, SPAN["hram"].hi,
+    )  # fmt: skip
+
+
+def test_the_literal_scan_finds_a_bound(tmp_path):
+    pkg = tmp_path / "gbxcule" / "kernels"
+    pkg.mkdir(parents=True)
+    (pkg / "x.py").write_text("def f(a):\n    '''0xC000 in a docstring'''\n    return a < 0xFE00\n")
+    assert span_bound_literals(tmp_path / "gbxcule") == ["gbxcule/kernels/x.py:3 0xfe00"]

@@ -38,6 +38,7 @@ import numpy as np
 
 from gbxcule.backends.machine_state import MachineState, capture_env, copy_state, restore_env
 from gbxcule.backends.warp_base import CartConfig, allocate_machine
+from gbxcule.core.memory_layout import SPAN
 from gbxcule.core.pyboy_state import PyBoyState
 from gbxcule.core.savestate import SavestateError, cart_layout_from_rom
 from gbxcule.kernels.units import UNITS
@@ -78,7 +79,7 @@ def _derive_lcd(st: MachineState, cart: CartConfig) -> MachineState:
 
     m = allocate_machine(
         1,
-        rom=np.zeros(0x8000, dtype=np.uint8),  # not read by the derivation
+        rom=np.zeros(SPAN["romx"].hi, dtype=np.uint8),  # not read by the derivation
         boot=np.zeros(0x100, dtype=np.uint8),
         cart=cart,
         device="cpu",

@@ -47,10 +47,13 @@ from gbxcule.backends.savestate_bridge import (
 )
 from gbxcule.backends.start_states import StartStateCache, StartStateError
 from gbxcule.backends.warp_base import MBC_KIND, field_view
+from gbxcule.core.memory_layout import SPAN
 from gbxcule.core.savestate import rom_sha256, save_snapshot, write_pyboy_state
 from gbxcule.core.state_source import read_state_source
 from gbxcule.core.symbols import SymbolTable, symbols_beside
 from gbxcule.kernels.serial import serial_bytes
+
+ROMX = SPAN["romx"]  # the switchable ROM bank: symbols there read their own bank
 
 
 class TrainingApiMixin:
@@ -354,8 +357,9 @@ class TrainingApiMixin:
         off = self._ram_offset(sym, size)
         if off is not None:
             out = self._views().at(off, size)[list(envs)].cpu().numpy()
-        elif sym.address + size <= 0x8000:
-            base = sym.address if sym.address < 0x4000 else sym.bank * 0x4000 + sym.address - 0x4000
+        elif sym.address + size <= ROMX.hi:
+            addr = sym.address
+            base = addr if addr < ROMX.lo else sym.bank * ROMX.size + addr - ROMX.lo
             row = np.frombuffer(self._rom[base : base + size], dtype=np.uint8)
             out = np.tile(row, (len(envs), 1))
         else:

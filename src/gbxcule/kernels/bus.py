@@ -26,6 +26,7 @@ from gbxcule.core.memory_layout import (
     WRAM_SIZE,
 )
 from gbxcule.core.pyboy_state import IO_BYTES, MemoryState
+from gbxcule.kernels.address_map import HRAM_LO, IE_ADDR, IO_LO, OAM_LO, UNUSABLE_LO
 from gbxcule.kernels.io import dma_catch_up, io_read, io_write, oam_read, oam_write
 from gbxcule.kernels.ioregs import UNIT_REGS, host_io
 from gbxcule.kernels.memmap import mem_read, mem_write
@@ -49,17 +50,17 @@ UNUSABLE_BASE = wp.constant(UNUSABLE_OFF)
 @wp.func
 def bus_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     mem = m.mem
-    if addr < 0xFE00:
+    if addr < OAM_LO:
         return mem_read(m, i, addr)
-    if addr < 0xFEA0:
+    if addr < UNUSABLE_LO:
         return oam_read(m, i, addr)
-    if addr < 0xFF00:
-        return int(mem[i, UNUSABLE_BASE + addr - 0xFEA0])
+    if addr < IO_LO:
+        return int(mem[i, UNUSABLE_BASE + addr - UNUSABLE_LO])
     dma_catch_up(m, i)
-    if addr < 0xFF80:
+    if addr < HRAM_LO:
         return io_read(m, i, addr)
-    if addr < 0xFFFF:
-        return int(mem[i, HRAM_BASE + addr - 0xFF80])
+    if addr < IE_ADDR:
+        return int(mem[i, HRAM_BASE + addr - HRAM_LO])
     return int(mem[i, IE_BASE])
 
 
@@ -68,13 +69,13 @@ def bus_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
     i32 = m.i32
     mem = m.mem
     v = value & 0xFF
-    if addr < 0xFE00:
+    if addr < OAM_LO:
         return mem_write(m, i, addr, v)
-    if addr < 0xFEA0:
+    if addr < UNUSABLE_LO:
         oam_write(m, i, addr, v)
         return 0
-    if addr < 0xFF00:
-        mem[i, UNUSABLE_BASE + addr - 0xFEA0] = wp.uint8(v)
+    if addr < IO_LO:
+        mem[i, UNUSABLE_BASE + addr - UNUSABLE_LO] = wp.uint8(v)
         return 0
     dma_catch_up(m, i)
     if addr == 0xFF50:
@@ -82,13 +83,13 @@ def bus_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
             i32[i, BOOT_ON] = 0
             return 1
         return 0
-    if addr < 0xFF80:
+    if addr < HRAM_LO:
         io_write(m, i, addr, v)
         if addr < 0xFF4C and addr != 0xFF44:
             return 1
         return 0
-    if addr < 0xFFFF:
-        mem[i, HRAM_BASE + addr - 0xFF80] = wp.uint8(v)
+    if addr < IE_ADDR:
+        mem[i, HRAM_BASE + addr - HRAM_LO] = wp.uint8(v)
         return 0
     mem[i, IE_BASE] = wp.uint8(v)
     return 1
@@ -117,7 +118,7 @@ def hram_read_at(m: wp.ref[Machine], i: int, addr: int, offset: int) -> int:
         dma_catch_up(m, i)
         if offset != 0:
             i32[i, ACCESS_OFFSET] = 0
-    return int(m.mem[i, HRAM_BASE + addr - 0xFF80])
+    return int(m.mem[i, HRAM_BASE + addr - HRAM_LO])
 
 
 @wp.func

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from gbxcule.kernels.address_map import HRAM_LO, IE_ADDR, OAM_LO, ROM_END, WRAM_LO
 from gbxcule.kernels.bus import HRAM_BASE, bus_read_at, bus_write_at
 from gbxcule.kernels.mbc import rom_read
 from gbxcule.kernels.memmap import wram_index
@@ -212,7 +213,7 @@ def bus_in_published(m: wp.ref[Machine], i: int, hl: int, at: wp.int64, addr: in
 
 @wp.func(inline=False)  # one out-of-line copy: inlined at every call site, ptxas took 4x longer
 def bus_in_slow(m: wp.ref[Machine], i: int, hl: int, at: wp.int64, addr: int, off: int) -> int:
-    if addr < 0x8000:
+    if addr < ROM_END:
         # ROM reads neither sync nor see the cycle, HL or access offset: read here, before
         # publishing them, in a function small enough to save no registers (a game's table
         # lookups in banked ROM); the rest of the bus is a call of its own
@@ -233,9 +234,9 @@ def is_direct(m: wp.ref[Machine], i: int, addr: int) -> int:
     """1 if a CPU access to ``addr`` is a plain byte of ``mem`` with no side effect and no
     timing: WRAM (and its echo) and, with no OAM DMA running, HRAM."""
     a = addr & 0xFFFF
-    if a >= 0xC000 and a < 0xFE00:
+    if a >= WRAM_LO and a < OAM_LO:
         return 1
-    if a >= 0xFF80 and a < 0xFFFF and m.i32[i, DMA_ACTIVE] == 0:
+    if a >= HRAM_LO and a < IE_ADDR and m.i32[i, DMA_ACTIVE] == 0:
         return 1
     return 0
 
@@ -244,7 +245,7 @@ def is_direct(m: wp.ref[Machine], i: int, addr: int) -> int:
 def direct_index(addr: int) -> int:
     """Column of ``mem`` of an address ``is_direct`` accepts."""
     a = addr & 0xFFFF
-    return wp.where(a >= 0xFF80, HRAM_BASE + a - 0xFF80, wram_index(a))
+    return wp.where(a >= HRAM_LO, HRAM_BASE + a - HRAM_LO, wram_index(a))
 
 
 @wp.func
@@ -271,10 +272,10 @@ def bus_in(
     """A CPU read at cycle ``at`` with access offset ``off``; the bus gets the cycle and HL.
     WRAM (and its echo) and, with no OAM DMA running, HRAM are read directly."""
     a = addr & 0xFFFF
-    if a >= 0xC000 and a < 0xFE00:
+    if a >= WRAM_LO and a < OAM_LO:
         return int(m.mem[i, wram_index(a)])
-    if a >= 0xFF80 and a < 0xFFFF and m.i32[i, DMA_ACTIVE] == 0:
-        return int(m.mem[i, HRAM_BASE + a - 0xFF80])
+    if a >= HRAM_LO and a < IE_ADDR and m.i32[i, DMA_ACTIVE] == 0:
+        return int(m.mem[i, HRAM_BASE + a - HRAM_LO])
     return bus_in_slow(m, i, reg_hl(regs), at, a, off)
 
 
@@ -285,10 +286,10 @@ def bus_out(
     """A CPU write at cycle ``at`` with access offset ``off``; PyBoy's ``bail`` (1: stop).
     WRAM (and its echo) and, with no OAM DMA running, HRAM are written directly."""
     a = addr & 0xFFFF
-    if a >= 0xC000 and a < 0xFE00:
+    if a >= WRAM_LO and a < OAM_LO:
         m.mem[i, wram_index(a)] = wp.uint8(v & 0xFF)
         return 0
-    if a >= 0xFF80 and a < 0xFFFF and m.i32[i, DMA_ACTIVE] == 0:
-        m.mem[i, HRAM_BASE + a - 0xFF80] = wp.uint8(v & 0xFF)
+    if a >= HRAM_LO and a < IE_ADDR and m.i32[i, DMA_ACTIVE] == 0:
+        m.mem[i, HRAM_BASE + a - HRAM_LO] = wp.uint8(v & 0xFF)
         return 0
     return bus_out_slow(m, i, reg_hl(regs), at, a, v, off)

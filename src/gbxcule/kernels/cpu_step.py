@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from gbxcule.kernels.address_map import ROM_END
 from gbxcule.kernels.cpu import (
     Instr,
     decode,
@@ -146,7 +147,7 @@ def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True, hooks:
         while r.cycles < end:
             fetched = wp.int32(0)
             if wp.static(in_rom):
-                if r.pc + 2 >= 0x8000:
+                if r.pc + 2 >= ROM_END:
                     out = RUN_SLOW
                     break
                 if wp.static(hooks):
@@ -155,7 +156,7 @@ def make_cpu_run_fast(module: str | None, end_slice, in_rom: bool = True, hooks:
                         break
                 fetched = rom_code_at(code, r.pc, r.rom_lo, r.rom_hi)
             else:
-                if r.pc + 2 < 0x8000:
+                if r.pc + 2 < ROM_END:
                     out = RUN_SLOW
                     break
                 fetched = fetch_outside_rom(m, i, r.pc, r.cycles, reg_hl(r))
@@ -213,7 +214,7 @@ def make_cpu_hot_loop(module: str | None, hooks: bool = False):
             first_pc = r.pc
         out = RUN_END
         while r.cycles < end:
-            if r.pc + 2 >= 0x8000:
+            if r.pc + 2 >= ROM_END:
                 out = RUN_SLOW
                 break
             if wp.static(hooks):

@@ -22,6 +22,7 @@ import warp as wp
 
 from gbxcule.core.memory_layout import OAM_OFF
 from gbxcule.core.pyboy_state import OamDmaState
+from gbxcule.kernels.address_map import OAM_LO
 from gbxcule.kernels.ioregs import DMA, LCDC, host_io, raise_interrupt, reg, set_reg
 from gbxcule.kernels.memmap import mem_read, wram_index
 from gbxcule.kernels.ppu import TRANS_START_MODE2, lcd_mode, lcd_sync_outlined, oam_store
@@ -142,7 +143,7 @@ def oam_read(m: wp.ref[Machine], i: int, addr: int) -> int:
         dma_sync_outlined(m, i, wp.max(offset, 4))
     if i32[i, DMA_ACTIVE] != 0 and dma_started(m, i) != 0:
         return 0xFF
-    return int(m.mem[i, OAM_BASE + addr - 0xFE00])
+    return int(m.mem[i, OAM_BASE + addr - OAM_LO])
 
 
 @wp.func
@@ -165,7 +166,7 @@ def oam_write(m: wp.ref[Machine], i: int, addr: int, value: int):
     if i32[i, DMA_ACTIVE] != 0:
         dma_sync_outlined(m, i, offset)
     if i32[i, DMA_ACTIVE] == 0:
-        oam_store(m, i, addr - 0xFE00, value)
+        oam_store(m, i, addr - OAM_LO, value)
 
 
 @wp.func

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from gbxcule.kernels.address_map import HRAM_LO, IE_ADDR, ROM_END
 from gbxcule.kernels.bus import bus_read_at, hram_read_at
 from gbxcule.kernels.cpu_regs import bcdehl_pair, publish_for_bus
 from gbxcule.kernels.mbc import rom_read
@@ -87,7 +88,7 @@ def fetch_rom(m: wp.ref[Machine], i: int, pc: int, lo: int, hi: int) -> int:
     """``fetch`` of code in ROM (PC + 2 below 0x8000), one load from ``rom_code`` at ``lo +
     pc`` (below 0x4000) or ``hi + pc`` (``CpuRegs.rom_lo`` / ``rom_hi``, the mapped banks);
     -1 for code anywhere else (``fetch_outside_rom``)."""
-    if pc + 2 >= 0x8000:
+    if pc + 2 >= ROM_END:
         return -1
     if pc < 0x100:  # the boot ROM may be mapped over 0x0000-0x00FF
         if m.i32[i, BOOT_ON] != 0:
@@ -113,7 +114,7 @@ def fetch_outside_rom(
     while k < count:
         addr = (pc + k) & 0xFFFF
         v = wp.int32(0)
-        if addr >= 0xFF80 and addr < 0xFFFF:
+        if addr >= HRAM_LO and addr < IE_ADDR:
             v = hram_read_at(m, i, addr, 4 * k)
         else:
             v = bus_read_at(m, i, addr, 4 * k)

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from gbxcule.kernels.address_map import ROM_END
 from gbxcule.kernels.state import BOOT_ON, I32_FIELDS, ROM_BANK, ROM_BANK_LOW, Machine
 
 wp.set_module_options({"enable_backward": False})
@@ -66,7 +67,7 @@ HOOK_HITS = HOOK_KEYS + HOOK_MAX  # HOOK_HITS + k: hits of hook k in this env's 
 HOOK_MAP = HOOK_HITS + HOOK_MAX
 HOOK_MAP_WORDS = 32
 HOOK_WORDS = HOOK_MAP + HOOK_MAP_WORDS - HOOK_ROW
-HOOK_ROM_END = 0x8000  # hooks are on ROM addresses only
+HOOK_ROM_END = ROM_END  # hooks are on ROM addresses only
 
 HIT_NONE = wp.constant(-1)
 

@@ -24,6 +24,7 @@ import warp as wp
 from gbxcule.core.memory_layout import CART_RAM_OFF
 from gbxcule.core.pyboy_state import CART_RAM_BANK_BYTES, CartState
 from gbxcule.core.savestate import SavestateError
+from gbxcule.kernels.address_map import CART_RAM_BANK, CART_RAM_LO
 from gbxcule.kernels.rtc import (
     RTC_FIELDS,
     rtc_command,
@@ -201,7 +202,7 @@ def cart_ram_index(m: wp.ref[Machine], bank: int, addr: int) -> int:
     """Row offset of cart RAM byte ``addr`` (0xA000-0xBFFF) in ``bank``; -1 if not backed."""
     if bank < 0 or bank >= m.ram_banks:
         return -1
-    return CART_RAM_BASE + bank * 0x2000 + addr - 0xA000
+    return CART_RAM_BASE + bank * CART_RAM_BANK + addr - CART_RAM_LO
 
 
 @wp.func
@@ -215,7 +216,7 @@ def cart_ram_read(m: wp.ref[Machine], i: int, addr: int) -> int:
     if kind == MBC_NONE or i32[i, RAM_ENABLED] == 0:
         return 0xFF
     if kind == MBC2:
-        return int(mem[i, CART_RAM_BASE + (addr - 0xA000) % MBC2_RAM_CELLS]) | 0xF0
+        return int(mem[i, CART_RAM_BASE + (addr - CART_RAM_LO) % MBC2_RAM_CELLS]) | 0xF0
     bank = i32[i, RAM_BANK]
     if kind == MBC1:
         bank = 0
@@ -243,7 +244,7 @@ def cart_ram_write(m: wp.ref[Machine], i: int, addr: int, value: int):
     if kind == MBC_NONE or i32[i, RAM_ENABLED] == 0:
         return
     if kind == MBC2:
-        k2 = CART_RAM_BASE + (addr - 0xA000) % MBC2_RAM_CELLS
+        k2 = CART_RAM_BASE + (addr - CART_RAM_LO) % MBC2_RAM_CELLS
         mem[i, k2] = wp.uint8((value | 0xF0) & 0xFF)
         return
     bank = i32[i, RAM_BANK]

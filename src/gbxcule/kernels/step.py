@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import warp as wp
 
+from gbxcule.kernels.address_map import ROM_END
 from gbxcule.kernels.apu import apu_step_end
 from gbxcule.kernels.codegen import (
     STEP_CPU_MODULE,
@@ -298,7 +299,7 @@ def _make_cpu_tick(features: StepFeatures, step_fn, check_fn, sync_fn):
                         ended = wp.int64(0)
                         if wp.static(hot):
                             ended = wp.static(run_fast)(k, i, r, end)
-                        elif r.pc + 2 < 0x8000:
+                        elif r.pc + 2 < ROM_END:
                             ended = wp.static(run_fast)(m, i, r, end)
                         else:
                             ended = wp.static(run_ram)(m, i, r, end)
