@@ -19,10 +19,11 @@ from gbxcule.kernels import KERNEL_MODULES
 # Not in `make test` (the modules together take a minute in NVRTC); CI runs it through
 # `make test-cuda-build` right after `make test`.
 pytestmark = [pytest.mark.tooling, pytest.mark.slow]
-# Seconds a module's PTX may take on this 2-core machine: the largest, the step module,
-# builds in about 13 s (bench/results/cuda-build/results.jsonl); a change that makes NVRTC
-# take ten times that (an inlined unit copied into every call site did: 4x) fails here.
-PTX_BUILD_BUDGET_S = 120
+# CONSTITUTION.md's latency budget for a CUDA PTX build, held: the largest module, the
+# step, builds in about 13 s here (bench/results/cuda-build/results.jsonl), so only a
+# change that makes NVRTC take many times longer (an inlined unit copied into every call
+# site once did: 4x) fails it.
+PTX_BUILD_BUDGET_S = 180
 
 
 def _build_ptx(module, tmp_path, entry: str, name: str) -> None:
