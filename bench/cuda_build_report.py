@@ -185,13 +185,14 @@ def build_module(module_name: str, ptxas: str, ptx_version: str, work: Path) -> 
 # not built for CUDA) and kept in its row.
 BUDGET_MODULE = "gbxcule.kernels.step_cuda"
 BUDGET_ENTRY = "step_kernel"
-BUDGET_STACK = 600  # bytes of stack frame, step_kernel (issue #15's 2,048; #41's 520 kept)
+BUDGET_STACK = 512  # bytes of stack frame, step_kernel (issue #15's 2,048; issue #41's 512)
 BUDGET_SPILL_ENTRY = 1000  # bytes of spill stores, step_kernel
 BUDGET_SPILL_FUNCTION = 500  # bytes of spill stores, each function it keeps out of line
 # Issue #41's budget: the step kernel in 128 registers (16 warps an SM), and in its
 # instruction loop (bench/sass_census.py, the largest innermost loop of the SASS) no call,
 # no Machine descriptor loaded from global memory and at most 16 local-memory sites. Its
-# goals not met yet (``HOT_LOOP_GOALS``: the stack at 512 B, 520 now) are reported.
+# goals (``HOT_LOOP_GOALS``) are reported beside the row; all are met since the GPU
+# shape's general step reads code outside ROM inline (512 B of stack).
 BUDGET_REGISTERS = 128
 BUDGET_HOT_CALLS = 0
 BUDGET_HOT_DESCRIPTOR_LOADS = 0

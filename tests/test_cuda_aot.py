@@ -56,7 +56,7 @@ def test_hooked_step_kernel_builds_ptx_for_sm90(tmp_path) -> None:
 
 def test_gpu_shape_stays_within_the_budget(tmp_path) -> None:
     """Issue #15's sm_90 budget for the step kernel CUDA launches (kernels/step_cuda.py):
-    <= 600 B of stack (2,048 before issue #41), <= 128 registers, <= 1,000 B of spill stores,
+    <= 512 B of stack (2,048 before issue #41), <= 128 registers, <= 1,000 B of spill stores,
     each out-of-line function <= 500 B, and (issue #41) its instruction loop with no call, no
     descriptor load from global memory and <= 16 local-memory sites
     (``python -m bench.cuda_build_report --budget``; ptxas from the dev extra)."""

@@ -106,7 +106,7 @@ def test_budget_names_every_breach_and_passes_a_row_within_it() -> None:
     row = {"functions": parse_ptxas(PTXAS_OUTPUT)}
     breaches = check_budget(row)
     assert breaches == [
-        "step_kernel stack 11760 B > 600 B",
+        "step_kernel stack 11760 B > 512 B",
         "step_kernel 255 registers > 128",
         "step_kernel spill stores 4362 B > 1000 B",
         "cpu_tick spill stores 8216 B > 500 B",
@@ -117,8 +117,8 @@ def test_budget_names_every_breach_and_passes_a_row_within_it() -> None:
             {
                 "kind": "entry",
                 "name": "step_kernel",
-                "stack_frame": 600,
-                "cumulative_stack": 600,
+                "stack_frame": 512,
+                "cumulative_stack": 512,
                 "registers": 128,
                 "spill_stores": 1000,
                 "spill_loads": 0,

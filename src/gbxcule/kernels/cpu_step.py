@@ -258,7 +258,10 @@ def make_cpu_step(
     ``fast=False``: no fast paths at all, every opcode the general way (the GPU shape,
     whose fast paths run in ``cpu_hot_loop`` alone: a second copy here would add their
     code and registers to the loop around it)."""
-    fetch_code = fetch_rom_or_outlined if out_of_line else fetch
+    # code outside ROM: inlined in the GPU shape's general step too (fast=False: its loop
+    # is cpu_hot_loop's), where the call cost 8 B of stack over issue #41's 512 B budget
+    # for the same spills; the shape before it (fast=True) keeps the out-of-line copy
+    fetch_code = fetch_rom_or_outlined if out_of_line and fast else fetch
     general = cpu_general_outlined if out_of_line else cpu_general
     fast_paths = make_fast_paths(cpu_fast_mem_direct if out_of_line else cpu_fast_mem, module)
     if by_opcode:
