@@ -56,7 +56,7 @@ from gbxcule.kernels.interrupts import check_interrupts
 from gbxcule.kernels.ioregs import FRAME_T, raise_interrupt
 from gbxcule.kernels.joypad import joypad_frame_end, joypad_frame_start
 from gbxcule.kernels.ppu import lcd_sync
-from gbxcule.kernels.ppu_quiet import lcd_quiet_lines, lcd_quiet_vblank
+from gbxcule.kernels.ppu_quiet import lcd_quiet_lines
 from gbxcule.kernels.serial import serial_sync
 from gbxcule.kernels.slice import (
     MIN_SLICE,
@@ -102,7 +102,7 @@ def traced_halt_through_lcd(
     m: wp.ref[Machine], trace: wp.array2d(dtype=wp.int16), i: int, n0: int
 ) -> int:
     """``kernels/slice.py``'s ``halt_through_lcd``, one ``HALT_LCD`` per pass of its loop (a
-    jump over whole quiet lines, ``lcd_quiet_lines`` or ``lcd_quiet_vblank``, is one pass)."""
+    jump over whole quiet lines, ``lcd_quiet_lines``, is one pass)."""
     i32 = m.i32
     i64 = m.i64
     n = n0
@@ -117,10 +117,7 @@ def traced_halt_through_lcd(
         if cycles + wp.int64(1) < t:  # the sound unit's target may be the slice's
             break
         if cycles >= FRAME_T:
-            limit = cycles + wp.min(tim_left, ser_left)
-            jumped = lcd_quiet_lines(m, 0, cycles, limit)
-            if jumped == cycles:
-                jumped = lcd_quiet_vblank(m, 0, cycles, limit)
+            jumped = lcd_quiet_lines(m, 0, cycles, cycles + wp.min(tim_left, ser_left))
             if jumped != cycles:
                 cycles = jumped
                 i64[0, CYCLES] = cycles

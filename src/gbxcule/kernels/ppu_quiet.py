@@ -23,8 +23,6 @@ latches each line), a STAT mode source (HBlank, VBlank, OAM) enabled, or fewer t
 whole line before line 143 ends (VBlank raises its flag at line 144), before ``limit``, or,
 with the LYC source enabled, before the line LYC names (quest's status bar split: entering
 it raises STAT).
-VBlank's lines are one jump too (``lcd_quiet_vblank``): from the start of a line 144-152
-up to line 153, whose end wraps the frame one transition at a time.
 ``tests/test_ppu_quiet.py`` runs both ways from random LCD, timer and OAM states.
 """
 
@@ -59,8 +57,6 @@ from gbxcule.kernels.state import (
 wp.set_module_options({"enable_backward": False})
 
 LAST_QUIET_LINE = wp.constant(143)  # the skip ends at mode 2 of a line up to 143
-FIRST_VBLANK_LINE = wp.constant(144)
-LAST_LINE = wp.constant(153)  # its end wraps the frame (lcd_sync), one transition
 
 
 @wp.func
@@ -130,62 +126,5 @@ def lcd_quiet_lines(m: wp.ref[Machine], i: int, cycles: wp.int64, limit: wp.int6
     i64[i, LCD_TARGET] = i64[i, LCD_TARGET] + span
     i64[i, LCD_LAST] = cycles + span
     i64[i, LCD_TO_IRQ] = wp.int64(MODE2_CYCLES)
-    i64[i, LCD_TO_FRAME] = FRAME_T - clock
-    return cycles + span
-
-
-@wp.func
-def at_quiet_vblank_line(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
-    """1 at the start of VBlank line 144-152 (LY entered, the next line's increment a whole
-    line ahead), synced to ``cycles``, on a ``quiet_frame``."""
-    i32 = m.i32
-    i64 = m.i64
-    if quiet_frame(m, i) == 0:
-        return 0
-    if i32[i, LCD_TRANSITION] != TRANS_NONE or i32[i, LCD_NEXT_MODE] != 1:
-        return 0
-    if (reg(m, i, STAT) & 3) != 1:
-        return 0
-    ly = reg(m, i, LY)
-    if ly < FIRST_VBLANK_LINE or ly >= LAST_LINE:
-        return 0
-    if i64[i, LCD_TARGET] - i64[i, LCD_CLOCK] != wp.int64(LINE_CYCLES):
-        return 0
-    return wp.where(i64[i, LCD_LAST] == cycles, 1, 0)
-
-
-# One out-of-line copy, as lcd_quiet_lines: called where a transition is a VBlank line's
-# start (ten a frame).
-@wp.func(inline=False)
-def lcd_quiet_vblank(m: wp.ref[Machine], i: int, cycles: wp.int64, limit: wp.int64) -> wp.int64:
-    """VBlank's lines moved ahead of ``cycles`` up to line 153 (whose end wraps the frame,
-    stepwise), each line's increment before ``limit``; a VBlank line's transition only
-    adds 1 to LY and compares it with LYC, and with no STAT mode source enabled, the jump
-    ending before the line LYC names where the LYC source is, none raises a flag.
-    Returns the new cycle count (``cycles``: none moved)."""
-    if at_quiet_vblank_line(m, i, cycles) == 0:
-        return cycles
-    ly = reg(m, i, LY)
-    lines = wp.int64(LAST_LINE - ly)
-    lines = wp.min(lines, (limit - wp.int64(1) - cycles) // wp.int64(LINE_CYCLES))
-    lyc = reg(m, i, LYC)
-    if (reg(m, i, STAT) & 0x40) != 0 and lyc > ly:
-        lines = wp.min(lines, wp.int64(lyc - 1 - ly))
-    if lines <= wp.int64(0):
-        return cycles
-    i64 = m.i64
-    line = ly + wp.int32(lines)
-    set_reg(m, i, LY, line)
-    stat = reg(m, i, STAT) & 0xFB
-    if lyc == line:
-        stat = stat | 0x04
-    set_reg(m, i, STAT, stat)
-    m.i32[i, LCD_IRQ_LINE] = 0
-    span = lines * wp.int64(LINE_CYCLES)
-    clock = i64[i, LCD_CLOCK] + span
-    i64[i, LCD_CLOCK] = clock
-    i64[i, LCD_TARGET] = i64[i, LCD_TARGET] + span
-    i64[i, LCD_LAST] = cycles + span
-    i64[i, LCD_TO_IRQ] = wp.int64(LINE_CYCLES)
     i64[i, LCD_TO_FRAME] = FRAME_T - clock
     return cycles + span

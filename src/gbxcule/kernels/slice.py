@@ -16,8 +16,8 @@ import warp as wp
 from gbxcule.kernels.apu import apu_slice_target
 from gbxcule.kernels.dma import dma_sync, dma_sync_outlined
 from gbxcule.kernels.ioregs import FRAME_T, NEVER, pending_interrupts, raise_interrupt
-from gbxcule.kernels.ppu import LINE_CYCLES, MODE2_CYCLES, lcd_sync, lcd_sync_outlined
-from gbxcule.kernels.ppu_quiet import lcd_quiet_lines, lcd_quiet_vblank, quiet_frame
+from gbxcule.kernels.ppu import MODE2_CYCLES, lcd_sync, lcd_sync_outlined
+from gbxcule.kernels.ppu_quiet import lcd_quiet_lines, quiet_frame
 from gbxcule.kernels.serial import serial_sync
 from gbxcule.kernels.state import (
     CYCLES,
@@ -140,12 +140,8 @@ def _make_halt_through_lcd(out_of_line: bool, quiet_lines: bool = True):
                 # t is mode 2's length at a mode-2 start (the cheap test first: at the
                 # other three transitions of a line the loop pays one compare), and the
                 # sound unit's early targets are long past
-                if may_jump != 0 and cycles >= FRAME_T:
-                    jumped = cycles
-                    if t == wp.int64(MODE2_CYCLES):
-                        jumped = lcd_quiet_lines(m, i, cycles, cycles + wp.min(tim_left, ser_left))
-                    elif t == wp.int64(LINE_CYCLES):  # a VBlank line's start
-                        jumped = lcd_quiet_vblank(m, i, cycles, cycles + wp.min(tim_left, ser_left))
+                if may_jump != 0 and t == wp.int64(MODE2_CYCLES) and cycles >= FRAME_T:
+                    jumped = lcd_quiet_lines(m, i, cycles, cycles + wp.min(tim_left, ser_left))
                     if jumped != cycles:
                         cycles = jumped
                         i64[i, CYCLES] = cycles
