@@ -28,7 +28,7 @@ caches (a sector is a sector, hit or miss).
 
 Orders (``--orders``): ``index`` (warp ``w`` holds envs ``32w ... 32w+31``, as launched) and
 ``pc`` (envs sorted by the PC they start the step at, as ``env_order="pc"`` deals them,
-kernels/env_order.py): fewer paths a warp, but lanes whose envs are not neighbours.
+kernels/step/env_order.py): fewer paths a warp, but lanes whose envs are not neighbours.
 
 Writes ``results.jsonl`` (one row per ROM, order, layout and class), ``summary.md`` and
 ``coalescing.png`` (where matplotlib is installed).

@@ -13,7 +13,7 @@ For ROMs that never HALT (``busy``: bench/busy_rom.py, ``game``: bench/game_rom.
    (WRAM and HRAM: the fast paths' direct accesses; ROM, IO, VRAM, OAM and mapper
    writes go through the out-of-line bus).
 2. **Fast-path coverage.** ``coverage_kernel`` offers every opcode to the fast paths of
-   kernels/cpu_fast.py (the kernels' own code, on a scratch machine); an opcode they
+   kernels/cpu/cpu_fast.py (the kernels' own code, on a scratch machine); an opcode they
    return 0 for runs ``cpu_step``'s general phases (so does any instruction during an EI
    countdown).
 3. **Time per instruction.** PyBoy (render off), warp-cpu and warp-cpu with

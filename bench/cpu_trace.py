@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem
-from gbxcule.kernels.cpu_regs import CpuRegs, get_r16, load_regs, pack_bcdehl, reg_hl
-from gbxcule.kernels.cpu_step import cpu_execute
-from gbxcule.kernels.fetch import fetch, is_illegal
-from gbxcule.kernels.interrupts import check_interrupts
-from gbxcule.kernels.slice import sync_units
+from gbxcule.kernels.cpu.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem
+from gbxcule.kernels.cpu.cpu_regs import CpuRegs, get_r16, load_regs, pack_bcdehl, reg_hl
+from gbxcule.kernels.cpu.cpu_step import cpu_execute
+from gbxcule.kernels.cpu.fetch import fetch, is_illegal
+from gbxcule.kernels.cpu.interrupts import check_interrupts
 from gbxcule.kernels.state import HALTED, INT_QUEUED, LOCKED, Machine
+from gbxcule.kernels.step.slice import sync_units
 
 wp.set_module_options({"enable_backward": False})
 

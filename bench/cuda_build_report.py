@@ -180,10 +180,10 @@ def build_module(module_name: str, ptxas: str, ptx_version: str, work: Path) -> 
 
 
 # The GPU budget of issue #15: the step kernel's hot path lives in registers. Checked with
-# --budget (exit 1 when broken) on the step kernel CUDA launches (kernels/step_cuda.py, the
-# GPU shape; kernels/step.py is the inlined shape, kernels/step_cpu.py the CPU's own and
+# --budget (exit 1 when broken) on the step kernel CUDA launches (kernels/step/step_cuda.py, the
+# GPU shape; kernels/step/step.py is the inlined shape, kernels/step/step_cpu.py the CPU's own and
 # not built for CUDA) and kept in its row.
-BUDGET_MODULE = "gbxcule.kernels.step_cuda"
+BUDGET_MODULE = "gbxcule.kernels.step.step_cuda"
 BUDGET_ENTRY = "step_kernel"
 BUDGET_STACK = 512  # bytes of stack frame, step_kernel (issue #15's 2,048; issue #41's 512)
 BUDGET_SPILL_ENTRY = 1000  # bytes of spill stores, step_kernel
@@ -337,7 +337,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    names = [f"gbxcule.kernels.{m.strip()}" for m in args.modules.split(",") if m.strip()]
+    by_short = {k.rsplit(".", 1)[-1]: k for k in KERNEL_MODULES}
+    names = [by_short.get(m.strip(), m.strip()) for m in args.modules.split(",") if m.strip()]
     unknown = [n for n in names if n not in KERNEL_MODULES]
     if unknown:
         known = ", ".join(k.rsplit(".", 1)[-1] for k in KERNEL_MODULES)

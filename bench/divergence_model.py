@@ -50,7 +50,7 @@ KINDS = {
     HALT_SLICE: "halt-slice",
 }
 # route / handler / opcode: the paths of the step as traced; hot-route / hot-handler: the
-# GPU shape since issue #41, whose instruction loop (kernels/cpu_step.py, cpu_hot_loop) runs
+# GPU shape since issue #41, whose instruction loop (kernels/cpu/cpu_step.py, cpu_hot_loop) runs
 # the register, memory and CB fast paths as one path (by route), or by the opcode's x/z
 # branch whichever fast path takes it (by handler); the general route is the same.
 GRANULARITIES = ("route", "handler", "opcode", "hot-route", "hot-handler")
@@ -61,7 +61,7 @@ CLOSED_HALT = "slice/closed-halt"
 
 
 def general_group(b: int) -> str:
-    """The ``exec_*`` group ``cpu_general`` runs opcode bin ``b`` through (kernels/cpu.py)."""
+    """The ``exec_*`` group ``cpu_general`` runs opcode bin ``b`` through (kernels/cpu/cpu.py)."""
     if b >= 256:
         return "cb"
     x, z = b >> 6, b & 7

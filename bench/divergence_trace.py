@@ -1,6 +1,6 @@
 """The kernel of bench/divergence.py: the plain step kernel, recording each env's path.
 
-``path_trace_kernel`` is ``kernels/step.py``'s plain ``step_kernel`` (no hooks, the
+``path_trace_kernel`` is ``kernels/step/step.py``'s plain ``step_kernel`` (no hooks, the
 inlined shape, ``stop_pc`` = -1: a normal step) written out with its loops in one place,
 composed of the real kernels' funcs (``cpu_fast``, ``cpu_fast_mem``, ``cpu_fast_cb``,
 ``cpu_general``, ``check_interrupts``, ``sync_units``, ``lcd_sync``, ...), so it changes
@@ -41,30 +41,24 @@ from bench.divergence_model import (
     SLICE,
     SYNC,
 )
-from gbxcule.kernels.apu import apu_step_end
-from gbxcule.kernels.cpu_fast import (
+from gbxcule.kernels.apu.apu import apu_step_end
+from gbxcule.kernels.board.ioregs import FRAME_T, raise_interrupt
+from gbxcule.kernels.board.joypad import joypad_frame_end, joypad_frame_start
+from gbxcule.kernels.board.serial import serial_sync
+from gbxcule.kernels.board.timer import timer_sync
+from gbxcule.kernels.cpu.cpu_fast import (
     cpu_fast,
     cpu_fast_cb,
     cpu_fast_mem,
     cpu_fast_mem_direct,
     fast_mem_addresses,
 )
-from gbxcule.kernels.cpu_regs import direct_index, load_regs, store_regs
-from gbxcule.kernels.cpu_step import cpu_general
-from gbxcule.kernels.fetch import fetch, is_illegal
-from gbxcule.kernels.interrupts import check_interrupts
-from gbxcule.kernels.ioregs import FRAME_T, raise_interrupt
-from gbxcule.kernels.joypad import joypad_frame_end, joypad_frame_start
-from gbxcule.kernels.ppu import lcd_sync
-from gbxcule.kernels.ppu_quiet import lcd_quiet_lines
-from gbxcule.kernels.serial import serial_sync
-from gbxcule.kernels.slice import (
-    MIN_SLICE,
-    halt_is_quiet,
-    next_slice_is_plain,
-    slice_target,
-    sync_units,
-)
+from gbxcule.kernels.cpu.cpu_regs import direct_index, load_regs, store_regs
+from gbxcule.kernels.cpu.cpu_step import cpu_general
+from gbxcule.kernels.cpu.fetch import fetch, is_illegal
+from gbxcule.kernels.cpu.interrupts import check_interrupts
+from gbxcule.kernels.ppu.ppu import lcd_sync
+from gbxcule.kernels.ppu.ppu_quiet import lcd_quiet_lines
 from gbxcule.kernels.state import (
     CYCLES,
     DMA_ACTIVE,
@@ -85,7 +79,13 @@ from gbxcule.kernels.state import (
     Machine,
     env_view,
 )
-from gbxcule.kernels.timer import timer_sync
+from gbxcule.kernels.step.slice import (
+    MIN_SLICE,
+    halt_is_quiet,
+    next_slice_is_plain,
+    slice_target,
+    sync_units,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -101,7 +101,7 @@ def emit(trace: wp.array2d(dtype=wp.int16), i: int, n: int, code: int) -> int:
 def traced_halt_through_lcd(
     m: wp.ref[Machine], trace: wp.array2d(dtype=wp.int16), i: int, n0: int
 ) -> int:
-    """``kernels/slice.py``'s ``halt_through_lcd``, one ``HALT_LCD`` per pass of its loop (a
+    """``kernels/step/slice.py``'s ``halt_through_lcd``, one ``HALT_LCD`` per pass of its loop (a
     jump over whole quiet lines, ``lcd_quiet_lines``, is one pass)."""
     i32 = m.i32
     i64 = m.i64
@@ -136,7 +136,7 @@ def traced_halt_through_lcd(
 
 def make_path_trace_kernel(gpu_shape: bool, addresses: bool = False):
     """``path_trace_kernel``; ``gpu_shape``: with the GPU shape's fast memory path
-    (kernels/step_cuda.py: only plain WRAM/HRAM accesses, the rest the general way), so the
+    (kernels/step/step_cuda.py: only plain WRAM/HRAM accesses, the rest the general way), so the
     routes are the ones CUDA runs (same machine state either way); ``addresses``: each
     instruction's accesses in ``addrs`` too (the module doc)."""
     fast_mem = cpu_fast_mem_direct if gpu_shape else cpu_fast_mem
@@ -173,7 +173,7 @@ def make_path_trace_kernel(gpu_shape: bool, addresses: bool = False):
         if i64[0, CYCLES] < end:
             r = load_regs(m, 0)
             while r.cycles < end:
-                # cpu_step (kernels/cpu.py), its route recorded
+                # cpu_step (kernels/cpu/cpu.py), its route recorded
                 c0 = r.cycles
                 fetched = fetch(m, 0, r.pc, c0, r.bcdehl, r.rom_lo, r.rom_hi)
                 op = fetched & 0xFF
@@ -255,7 +255,7 @@ def make_path_trace_kernel(gpu_shape: bool, addresses: bool = False):
                 e.i32[0, LCD_RENDER] = 0
                 if render != 0 and f == frames - 1:
                     e.i32[0, LCD_RENDER] = 1
-                # run_frame (kernels/step.py)
+                # run_frame (kernels/step/step.py)
                 e.i32[0, FRAME_DONE] = 0
                 while e.i32[0, FRAME_DONE] == 0 and e.i32[0, LOCKED] == 0:
                     if halt_is_quiet(e, 0) != 0:

@@ -1,10 +1,10 @@
 """A/B of the step kernel's runtime knobs on one device: the fast paths and the shape.
 
-* ``fastpaths``: ``cpu_fast_paths`` on vs off (``kernels/cpu_fast.py``). On a GPU their
+* ``fastpaths``: ``cpu_fast_paths`` on vs off (``kernels/cpu/cpu_fast.py``). On a GPU their
   extra branches may cost more than they save (history/performance.md, divergence
   estimate: the general decoder wins unless a pass of it costs more than ~1.2-1.4× a
   fast-path pass).
-* ``shapes``: ``units_out_of_line`` True (the GPU shape, ``kernels/step_cuda.py``, what
+* ``shapes``: ``units_out_of_line`` True (the GPU shape, ``kernels/step/step_cuda.py``, what
   CUDA runs by default) vs False (the inlined step the CPU runs).
 * ``block64``: ``block_dim`` 64 ("on", the CUDA default since the second H100 session) vs
   Warp's 256 ("off"). At 255 registers a thread an SM holds one block of 256, so 16,384 envs

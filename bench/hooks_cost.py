@@ -1,5 +1,5 @@
 """What event hooks cost on the Warp CPU backend: steps/s with no hook set (the plain step
-kernel) against the same backend with hooks set (the hooked variant, kernels/step.py),
+kernel) against the same backend with hooks set (the hooked variant, kernels/step/step.py),
 in alternating rounds, so a busy spell on a shared machine hits both alike.
 
 Demo game, 24 frames/step (buttons released after 8), seeded random actions, the 11 hooks

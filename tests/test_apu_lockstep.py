@@ -1,4 +1,4 @@
-"""L2/L3: the sound unit (kernels/apu.py) in lockstep with PyBoy 2.8.1, ``sound_emulated=True``.
+"""L2/L3: the sound unit (kernels/apu/apu.py) in lockstep with PyBoy 2.8.1, ``sound_emulated=True``.
 
 Every register read the probe programs log (tests/support/sound_programs.py) lands in
 WRAM, and the lockstep compares all RAM, the IO page (FF10-FF3F as the CPU reads them),

@@ -353,7 +353,7 @@ def test_load_state_bad_input(probe):
 
 
 def test_loading_a_state_never_keeps_the_base_sprite_line_cache(tmp_path):
-    """The sprite-line cache (kernels/ppu.py) summarises OAM; a loaded state brings its own
+    """The sprite-line cache (kernels/ppu/ppu.py) summarises OAM; a loaded state brings its own
     OAM, so the cache taken over from the base machine must come back marked stale."""
     from gbxcule.backends.savestate_bridge import env_state_from_pyboy
 

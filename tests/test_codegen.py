@@ -40,9 +40,9 @@ def test_tuned_adds_its_flags_to_warps_own_and_plain_is_warps_default(monkeypatc
 
 
 def test_every_step_module_is_built_with_the_current_codegen():
-    import gbxcule.kernels.step_cpu as step_cpu
-    import gbxcule.kernels.step_cuda as step_cuda
-    from gbxcule.kernels.step import step_kernel, step_kernel_variant
+    import gbxcule.kernels.step.step_cpu as step_cpu
+    import gbxcule.kernels.step.step_cuda as step_cuda
+    from gbxcule.kernels.step.step import step_kernel, step_kernel_variant
 
     flags = codegen.step_module_options()["cpu_compiler_flags"]
     kernels = (step_kernel, step_cpu.step_kernel, step_cuda.step_kernel)
@@ -85,12 +85,12 @@ def _run_busy_rom(steps: int = 3):
 
 
 def test_switching_the_codegen_rebuilds_the_step_kernel_with_the_same_results(restore_codegen):
-    import gbxcule.kernels.step_cpu  # noqa: F401 - the module whose options the switch sets
+    import gbxcule.kernels.step.step_cpu  # noqa: F401 - the module whose options the switch sets
 
     runs = {}
     for name in ("plain", "tuned"):
         codegen.set_cpu_codegen(name)
-        options = wp.get_module("gbxcule.kernels.step_cpu").options
+        options = wp.get_module("gbxcule.kernels.step.step_cpu").options
         tuned = codegen.CPU_TUNING_FLAGS in (options["cpu_compiler_flags"] or "")
         assert tuned == (name == "tuned")
         assert options["max_unroll"] == codegen.DISPATCH_UNROLL  # whatever the codegen

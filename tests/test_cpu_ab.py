@@ -18,7 +18,7 @@ pytestmark = pytest.mark.tooling
 def test_trees_from_a_revision_a_source_directory_and_a_checkout(tmp_path):
     head = materialize("HEAD", tmp_path)
     assert re.fullmatch(r"[0-9a-f]{40}", head.source)
-    assert (head.path / "gbxcule" / "kernels" / "step.py").is_file()
+    assert (head.path / "gbxcule" / "kernels" / "state.py").is_file()
     assert head.path.is_relative_to(tmp_path)
     src = materialize(str(REPO / "src"), tmp_path)
     assert src.path == (REPO / "src").resolve() == materialize(str(REPO), tmp_path).path

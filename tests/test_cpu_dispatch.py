@@ -1,8 +1,8 @@
-"""The CPU step's dispatch by opcode (kernels/cpu_step.py, ``make_fast_by_opcode``) and the
+"""The CPU step's dispatch by opcode (kernels/cpu/cpu_step.py, ``make_fast_by_opcode``) and the
 GPU shape's step (``make_cpu_step(out_of_line=True)``) run every base and CB opcode
 exactly as the field decode does.
 
-The CPU backends' step kernel (kernels/step_cpu.py) hands each base opcode to its own copy
+The CPU backends' step kernel (kernels/step/step_cpu.py) hands each base opcode to its own copy
 of the fast paths, which clang specializes for that opcode; the instruction tests run
 the field decode (``run_instructions``). Here each of 1,024 envs runs one instruction
 from ROM, every opcode four times, with its own random registers, operands and cycle
@@ -21,9 +21,9 @@ import warp as wp
 from gbxcule.backends.warp_base import field_view, per_env_arrays
 from gbxcule.core import memory_layout as layout
 from gbxcule.kernels.codegen import step_module_options
-from gbxcule.kernels.cpu_regs import load_regs, store_regs
-from gbxcule.kernels.cpu_step import make_cpu_step
-from gbxcule.kernels.run_cpu import run_instructions
+from gbxcule.kernels.cpu.cpu_regs import load_regs, store_regs
+from gbxcule.kernels.cpu.cpu_step import make_cpu_step
+from gbxcule.kernels.cpu.run_cpu import run_instructions
 from gbxcule.kernels.state import Machine
 
 from .support.emu_cpu_support import program_rom, warp_machine
@@ -46,7 +46,7 @@ def one_instruction_by_opcode(m: Machine):
     store_regs(m, i, r)
 
 
-# the GPU shape's cpu_step (kernels/step_cuda.py): the fast memory path only for accesses
+# the GPU shape's cpu_step (kernels/step/step_cuda.py): the fast memory path only for accesses
 # that fast_mem_is_direct finds plain WRAM/HRAM, the rest through the out-of-line general path
 @wp.kernel(module="unique", enable_backward=False)
 def one_instruction_gpu_shape(m: Machine):

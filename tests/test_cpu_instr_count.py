@@ -80,7 +80,7 @@ def test_group_of_inlined_chains():
     assert ic.group_of(sync) == "sync_units"
     assert ic.group_of(["cpu_tick_0(Machine*)"]) == "cpu_tick (itself)"
     assert ic.group_of(["memcpy"]) == "other"
-    # kernels/step_cpu.py's module numbers its funcs _1; its dispatch names the fast path
+    # kernels/step/step_cpu.py's module numbers its funcs _1; its dispatch names the fast path
     by_opcode = [
         "alu8_0",
         "cpu_fast_0",
@@ -92,7 +92,7 @@ def test_group_of_inlined_chains():
     assert ic.group_of(by_opcode) == "cpu_fast"
     assert ic.group_of(by_opcode[3:]) == "fast_by_opcode (itself)"
     assert ic.group_of(["cpu_step_1", "cpu_tick_1(Machine*)"]) == "cpu_step (itself)"
-    # its run of fast paths is a function of its own (kernels/cpu_step.py, cpu_run_fast)
+    # its run of fast paths is a function of its own (kernels/cpu/cpu_step.py, cpu_run_fast)
     run = "cpu_run_fast_1(Machine*, int, CpuRegs*, long long)"
     assert ic.group_of([*by_opcode[:4], run]) == "cpu_fast"
     assert ic.group_of(["rom_code_at_1", run]) == "fetch"

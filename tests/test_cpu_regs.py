@@ -1,4 +1,4 @@
-"""kernels/cpu_regs.py: the registers as ``cpu_step`` holds them (B-L packed in one int).
+"""kernels/cpu/cpu_regs.py: the registers as ``cpu_step`` holds them (B-L packed in one int).
 
 The layout is a contract between ``load_regs``/``store_regs`` and the accessors; every
 CPU test runs through it, and these pin it where a wrong shift or mask would first show.
@@ -12,7 +12,7 @@ import warp as wp
 
 from gbxcule.asm import build_rom
 from gbxcule.backends.warp_base import allocate_machine, cart_config, field_view
-from gbxcule.kernels.cpu_regs import (
+from gbxcule.kernels.cpu.cpu_regs import (
     CpuRegs,
     get_r8,
     get_r16,

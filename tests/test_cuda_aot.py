@@ -47,15 +47,15 @@ def test_kernel_module_builds_ptx_for_sm90(tmp_path, module_name: str) -> None:
 
 
 def test_hooked_step_kernel_builds_ptx_for_sm90(tmp_path) -> None:
-    """The hooked variant of the step kernel (a Warp module of its own, kernels/step.py)."""
-    from gbxcule.kernels.step import step_kernel_variant
+    """The hooked variant of the step kernel (a Warp module of its own, kernels/step/step.py)."""
+    from gbxcule.kernels.step.step import step_kernel_variant
 
     kernel = step_kernel_variant(hooks=True)
     _build_ptx(kernel.module, tmp_path, "step_kernel", "hooked step kernel")
 
 
 def test_gpu_shape_stays_within_the_budget(tmp_path) -> None:
-    """Issue #15's sm_90 budget for the step kernel CUDA launches (kernels/step_cuda.py):
+    """Issue #15's sm_90 budget for the step kernel CUDA launches (kernels/step/step_cuda.py):
     <= 512 B of stack (2,048 before issue #41), <= 128 registers, <= 1,000 B of spill stores,
     each out-of-line function <= 500 B, and (issue #41) its instruction loop with no call, no
     descriptor load from global memory and <= 16 local-memory sites

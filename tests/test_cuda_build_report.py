@@ -65,7 +65,7 @@ def test_ptx_for_ptxas_rewrites_version_and_drops_nul() -> None:
 
 def test_summary_lists_every_function(tmp_path) -> None:
     row = {
-        "module": "gbxcule.kernels.step",
+        "module": "gbxcule.kernels.step.step",
         "commit": "abc1234",
         "label": "t",
         "timestamp": 0.0,
@@ -82,17 +82,19 @@ def test_summary_lists_every_function(tmp_path) -> None:
 
 def test_kernel_modules_lists_every_module_with_a_kernel() -> None:
     """Every kernels module whose Warp module holds a kernel: written with ``@wp.kernel`` or
-    built by a factory into that module (kernels/step_cuda.py), each either built for sm_90
-    or named as CPU-only (kernels/step_cpu.py)."""
+    built by a factory into that module (kernels/step/step_cuda.py), each either built for sm_90
+    or named as CPU-only (kernels/step/step_cpu.py)."""
     import importlib
 
     import warp as wp
 
     with_kernels = set()
-    for path in KERNELS_DIR.glob("*.py"):
+    for path in KERNELS_DIR.rglob("*.py"):
         if path.stem == "__init__":
             continue
-        name = f"gbxcule.kernels.{path.stem}"
+        name = ".".join(
+            ("gbxcule", "kernels", *path.relative_to(KERNELS_DIR).with_suffix("").parts)
+        )
         module = importlib.import_module(name)
         if any(isinstance(v, wp.Kernel) and v.module.name == name for v in vars(module).values()):
             with_kernels.add(name)
@@ -133,9 +135,9 @@ def test_budget_names_every_breach_and_passes_a_row_within_it() -> None:
         ]
     }
     assert check_budget(ok) == []
-    # the inlined shape (kernels/step.py) is not what the budget is for
-    assert check_budget({"module": "gbxcule.kernels.step", **row}) == []
-    assert check_budget({"module": "gbxcule.kernels.step_cuda", **row}) == breaches
+    # the inlined shape (kernels/step/step.py) is not what the budget is for
+    assert check_budget({"module": "gbxcule.kernels.step.step", **row}) == []
+    assert check_budget({"module": "gbxcule.kernels.step.step_cuda", **row}) == breaches
     # a module without the step kernel has no budget
     assert (
         check_budget(

@@ -134,7 +134,7 @@ def test_traced_steps_equal_the_step_kernel(demo_rom):
 
 
 def test_gpu_shape_trace_routes_non_wram_accesses_the_general_way(demo_rom):
-    """The GPU shape's trace (kernels/step_cuda.py's fast memory path) changes the machine
+    """The GPU shape's trace (kernels/step/step_cuda.py's fast memory path) changes the machine
     as step_kernel does, and runs fewer opcodes on the fast memory path (LDH and other IO
     accesses go the general way)."""
     from bench.divergence import run_rom

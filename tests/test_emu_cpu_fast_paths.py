@@ -1,4 +1,4 @@
-"""The CPU's fast paths (kernels/cpu_fast.py) give exactly what cpu_step's general phases give.
+"""The CPU's fast paths (kernels/cpu/cpu_fast.py) give exactly what cpu_step's general phases give.
 
 Two backends run the same ROM and buttons, one with ``cpu_fast_paths=False`` (every
 opcode through the phases); every per-env array of the machine must be equal after

@@ -1,7 +1,7 @@
 """Every SM83 opcode against PyBoy 2.8.1: registers, cycle count and RAM at a stop label.
 
 Random programs (tests/support/emu_cpu_fuzz.py) run on PyBoy and on our CPU
-(kernels/run_cpu.py, no IO timing) from power-on through the boot ROM; both
+(kernels/cpu/run_cpu.py, no IO timing) from power-on through the boot ROM; both
 stop when PC reaches ``Done``. Exhaustive tables cover DAA and the ALU flags.
 """
 

@@ -24,9 +24,10 @@ from gbxcule.asm.bootrom import boot_rom_bytes
 from gbxcule.backends.warp_base import allocate_machine, cart_config
 from gbxcule.core import pixels as px
 from gbxcule.core.memory_layout import IO_OFF
-from gbxcule.kernels import io as io_unit
-from gbxcule.kernels import ppu, serial, timer
-from gbxcule.kernels.ioregs import raise_interrupt
+from gbxcule.kernels.board import io as io_unit
+from gbxcule.kernels.board import serial, timer
+from gbxcule.kernels.board.ioregs import raise_interrupt
+from gbxcule.kernels.ppu import ppu
 from gbxcule.kernels.state import (
     ACCESS_OFFSET,
     CYCLES,
@@ -300,7 +301,7 @@ def random_ops(rng: np.random.Generator, n: int, dense: bool = False) -> np.ndar
 
 def machine_for_units(envs: int):
     """Envs at PyBoy's power-on state (the cartridge is irrelevant to these units)."""
-    from gbxcule.kernels.reset import power_on
+    from gbxcule.kernels.step.reset import power_on
 
     rom = build_rom('SECTION "main", ROM0[$0150]\nMain:\n    jr Main\n')
     _, cart = cart_config(rom)

@@ -48,7 +48,11 @@ def test_threads_load_each_module_once() -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     assert "done" in out.stdout
     loads = [line.split()[1] for line in out.stdout.splitlines() if line.startswith("Module ")]
-    for module in ("gbxcule.kernels.reset", "gbxcule.kernels.step_cpu", "gbxcule.kernels.render"):
+    for module in (
+        "gbxcule.kernels.step.reset",
+        "gbxcule.kernels.step.step_cpu",
+        "gbxcule.kernels.ppu.render",
+    ):
         assert loads.count(module) == 1, f"{module} loaded {loads.count(module)} times: {loads}"
 
 

@@ -2,10 +2,10 @@
 
 Both backends run the same actions; after every step our per-step hit counts equal the
 growth of PyBoy's callback counts, and the CPU registers (cycle count included) are
-equal, so the slicing a hook imposes (kernels/hooks.py) is PyBoy's too. Covers interrupt
+equal, so the slicing a hook imposes (kernels/step/hooks.py) is PyBoy's too. Covers interrupt
 vectors, the same address in several ROM banks, and a timer interrupt that pre-empts
 hooked code. Not a hooked HALT a game waits in: PyBoy 2.8.1 never returns from ``tick``
-when a frame ends while the PC sits on a hook (kernels/hooks.py).
+when a frame ends while the PC sits on a hook (kernels/step/hooks.py).
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ import warp as wp
 from gbxcule.backends.hooks import HookError, hook_table, parse_hook
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
 from gbxcule.core.symbols import SymbolTable
-from gbxcule.kernels.hooks import (
+from gbxcule.kernels.state import I32_FIELDS
+from gbxcule.kernels.step.hooks import (
     HOOK_COUNT,
     HOOK_HITS,
     HOOK_KEYS,
@@ -27,8 +28,7 @@ from gbxcule.kernels.hooks import (
     HOOK_STOPPED,
     HOOK_WORDS,
 )
-from gbxcule.kernels.state import I32_FIELDS
-from gbxcule.kernels.step import step_kernel, step_kernel_variant
+from gbxcule.kernels.step.step import step_kernel, step_kernel_variant
 
 from .support.hooks_support import banked_rom
 
@@ -138,7 +138,7 @@ def _generated_funcs(module) -> set[str]:
 
 
 def test_hooked_variant_is_a_module_of_its_own(tmp_path: Path) -> None:
-    """The CPU's step module (kernels/step_cpu.py) holds only its kernel and generates no
+    """The CPU's step module (kernels/step/step_cpu.py) holds only its kernel and generates no
     hook code; building and running the hooked variant neither touches it (no re-hash: Warp
     would reload it if its hash changed) nor adds to it."""
     plain = step_kernel_variant(opcode_dispatch=True).module
@@ -170,8 +170,8 @@ def test_plain_module_hash_does_not_see_the_hooked_variant() -> None:
     code = (
         "import warp as wp\n"
         "wp.config.quiet = True\n"
-        "from gbxcule.kernels.step import step_kernel_variant\n"
-        "plain = wp.get_module('gbxcule.kernels.step')\n"
+        "from gbxcule.kernels.step.step import step_kernel_variant\n"
+        "plain = wp.get_module('gbxcule.kernels.step.step')\n"
         "before = plain.get_module_hash(1)\n"
         "step_kernel_variant(hooks=True)\n"
         "plain.mark_modified()\n"

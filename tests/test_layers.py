@@ -73,13 +73,13 @@ def test_every_import_keeps_the_layer_rules() -> None:
 
 def test_the_rules_catch_a_broken_edge() -> None:
     graph = {
-        "gbxcule.tasks.x": {"gbxcule.kernels.step"},
+        "gbxcule.tasks.x": {"gbxcule.kernels.step.step"},
         "gbxcule.rl.y": {"gbxcule.backends.warp_vec"},
     }
     graph |= {"gbxcule.envs.z": {"gbxcule.backends.registry", "gbxcule.tasks.session"}}
     assert broken(graph) == [
         ("gbxcule.rl.y", "gbxcule.backends.warp_vec"),
-        ("gbxcule.tasks.x", "gbxcule.kernels.step"),
+        ("gbxcule.tasks.x", "gbxcule.kernels.step.step"),
     ]
 
 

@@ -1,4 +1,4 @@
-"""The renderers' use of the mid-frame write log (kernels/video_log.py, core/pixels.py).
+"""The renderers' use of the mid-frame write log (kernels/ppu/video_log.py, core/pixels.py).
 
 Random frame_video snapshots and random logs (many writes to the same few bytes, lines
 in write order, lines >= 128 included): every line our kernels draw equals that line

@@ -1,6 +1,6 @@
 """L1: the power-on state, unit by unit.
 
-``kernels/reset.py``'s ``power_on`` composes each unit's ``<unit>_power_on``. Checked here:
+``kernels/step/reset.py``'s ``power_on`` composes each unit's ``<unit>_power_on``. Checked here:
 
 * the whole env after ``power_on`` (every field, every byte) equals an absolute
   expectation written from PyBoy 2.8.1's constructors (``history/postboot.md``);
@@ -29,11 +29,11 @@ from gbxcule.core.pyboy_state import (
     ToneChannelState,
     WaveChannelState,
 )
-from gbxcule.kernels import ioregs as io
 from gbxcule.kernels import units
-from gbxcule.kernels.apu import apu_from_pyboy, apu_power_on_row
-from gbxcule.kernels.reset import power_on
+from gbxcule.kernels.apu.apu import apu_from_pyboy, apu_power_on_row
+from gbxcule.kernels.board import ioregs as io
 from gbxcule.kernels.state import I32_FIELDS, I64_FIELDS, Machine
+from gbxcule.kernels.step.reset import power_on
 from tests.test_emu_timing_units import load_pyboy_source
 
 pytestmark = pytest.mark.l1

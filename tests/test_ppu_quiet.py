@@ -1,4 +1,4 @@
-"""Whole LCD lines in one jump (kernels/ppu_quiet.py) against the transitions one by one.
+"""Whole LCD lines in one jump (kernels/ppu/ppu_quiet.py) against the transitions one by one.
 
 A differential fuzz: envs of the demo game and quest, stepped with random buttons, get
 random LCD, timer, serial and OAM states (LYC, WY, SCX, STAT's interrupt sources, sprite
@@ -20,10 +20,9 @@ from gbxcule.backends.warp_base import field_view, per_env_arrays
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
 from gbxcule.core.memory_layout import OAM_OFF
 from gbxcule.games import bundled_rom_path
-from gbxcule.kernels.ioregs import IO_BASE, LCDC, LY, LYC, SCX, STAT, WY, raise_interrupt
-from gbxcule.kernels.ppu import lcd_sync
-from gbxcule.kernels.ppu_quiet import at_quiet_mode2, lcd_quiet_lines
-from gbxcule.kernels.slice import MIN_SLICE, halt_through_lcd, halt_through_lcd_stepwise
+from gbxcule.kernels.board.ioregs import IO_BASE, LCDC, LY, LYC, SCX, STAT, WY, raise_interrupt
+from gbxcule.kernels.ppu.ppu import lcd_sync
+from gbxcule.kernels.ppu.ppu_quiet import at_quiet_mode2, lcd_quiet_lines
 from gbxcule.kernels.state import (
     CYCLES,
     LCD_TO_FRAME,
@@ -31,6 +30,7 @@ from gbxcule.kernels.state import (
     Machine,
     env_view,
 )
+from gbxcule.kernels.step.slice import MIN_SLICE, halt_through_lcd, halt_through_lcd_stepwise
 
 pytestmark = pytest.mark.l2
 wp.set_module_options({"enable_backward": False})

@@ -87,7 +87,7 @@ def _row(registers=128, stack=512, hot=None):
         "cumulative_stack": stack,
         "spill_stores": 0,
     }
-    row = {"module": "gbxcule.kernels.step_cuda", "functions": [entry]}
+    row = {"module": "gbxcule.kernels.step.step_cuda", "functions": [entry]}
     if hot is not None:
         row["hot_loop"] = hot
     return row

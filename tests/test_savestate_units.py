@@ -13,8 +13,8 @@ state of an MBC3+clock cart:
 from __future__ import annotations
 
 import dataclasses
-from functools import partial
 import gzip
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +31,10 @@ from gbxcule.core.pyboy_state import (
     SoundState,
 )
 from gbxcule.core.savestate import cart_layout_from_rom, load_pyboy_state, write_pyboy_state
-from gbxcule.kernels import apu, bus, cpu_state, dma, joypad, mbc, ppu, serial, timer
+from gbxcule.kernels.apu import apu
+from gbxcule.kernels.board import bus, dma, joypad, mbc, serial, timer
+from gbxcule.kernels.cpu import cpu_state
+from gbxcule.kernels.ppu import ppu
 from gbxcule.kernels.units import UNITS
 
 from .support.backend_api_support import zoo_rom

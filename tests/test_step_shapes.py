@@ -1,6 +1,6 @@
-"""The step kernel's shapes give exactly the same machine: the CPU's (kernels/step_cpu.py,
+"""The step kernel's shapes give exactly the same machine: the CPU's (kernels/step/step_cpu.py,
 the inlined shape dispatching by opcode), the plain inlined one (the field decode alone)
-and the GPU's (kernels/step_cuda.py).
+and the GPU's (kernels/step/step_cuda.py).
 
 The CUDA backends launch ``StepFeatures(units_out_of_line=True)``; no GPU runs here, so
 this runs that shape on the CPU device (``units_out_of_line=True``) beside the default
@@ -23,7 +23,7 @@ from bench.roms.spec import spec_rom_file
 from gbxcule.backends.checks import check_opcode_dispatch
 from gbxcule.backends.warp_base import per_env_arrays
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
-from gbxcule.kernels.step import StepFeatures, step_kernel, step_kernel_variant
+from gbxcule.kernels.step.step import StepFeatures, step_kernel, step_kernel_variant
 
 pytestmark = pytest.mark.l3
 
@@ -98,25 +98,25 @@ def test_shapes_agree(name):
 
 def test_shape_defaults_and_modules():
     assert StepFeatures().module is None
-    assert StepFeatures(units_out_of_line=True).module == "gbxcule.kernels.step_cuda"
+    assert StepFeatures(units_out_of_line=True).module == "gbxcule.kernels.step.step_cuda"
     assert StepFeatures(hooks=True, units_out_of_line=True).module == "unique"
-    from gbxcule.kernels import step_cuda
+    from gbxcule.kernels.step import step_cuda
 
     assert step_cuda.step_kernel is step_kernel_variant(units_out_of_line=True)
-    assert step_cuda.step_kernel.module.name == "gbxcule.kernels.step_cuda"
+    assert step_cuda.step_kernel.module.name == "gbxcule.kernels.step.step_cuda"
     with pytest.raises(TypeError, match="units_out_of_line"):
         WarpVecCpuBackend(str(spec_rom_file(get_rom("flow"))), units_out_of_line="yes")
 
 
 def test_cpu_dispatch_defaults_module_and_bad_options():
-    assert StepFeatures(opcode_dispatch=True).module == "gbxcule.kernels.step_cpu"
+    assert StepFeatures(opcode_dispatch=True).module == "gbxcule.kernels.step.step_cpu"
     assert StepFeatures(hooks=True, opcode_dispatch=True).module == "unique"
     with pytest.raises(ValueError, match="units_out_of_line"):
         StepFeatures(opcode_dispatch=True, units_out_of_line=True)
-    from gbxcule.kernels import step_cpu
+    from gbxcule.kernels.step import step_cpu
 
     assert step_cpu.step_kernel is step_kernel_variant(opcode_dispatch=True)
-    assert step_cpu.step_kernel.module.name == "gbxcule.kernels.step_cpu"
+    assert step_cpu.step_kernel.module.name == "gbxcule.kernels.step.step_cpu"
     assert check_opcode_dispatch(None, is_cuda=False, units_out_of_line=False) is True
     assert check_opcode_dispatch(None, is_cuda=False, units_out_of_line=True) is False
     assert check_opcode_dispatch(None, is_cuda=True, units_out_of_line=False) is False
@@ -143,7 +143,7 @@ def test_shapes_stop_at_stop_pc_inside_a_run():
     """``stop_pc`` (what the boot hand-over launches with) stops every shape at the first
     fetch of that address with the boot ROM unmapped, also where the CPU dispatch would
     be inside a run of fast-path instructions: ``cpu_run_fast`` tests no ``stop_pc``, so
-    ``cpu_tick`` must not call it while one is set (kernels/step.py)."""
+    ``cpu_tick`` must not call it while one is set (kernels/step/step.py)."""
     from bench.busy_rom import busy_rom_path
     from bench.cpu_profile import trace
     from gbxcule.backends.env_slices import PerEnv
@@ -212,7 +212,7 @@ def test_gpu_shape_soak(name, steps):
 
 @pytest.mark.parametrize("rom", ["quest", "game_bench"])
 def test_envs_sorted_by_pc_step_exactly_as_in_launch_order(rom):
-    """env_order="pc" (kernels/env_order.py): the GPU shape's threads step the envs sorted
+    """env_order="pc" (kernels/step/env_order.py): the GPU shape's threads step the envs sorted
     by PC, the state staying in the user's order; every per-env array equals the launch
     order's after every step of per-env random actions, and the order really moved."""
     from gbxcule.games import bundled_rom_path

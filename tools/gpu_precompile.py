@@ -33,7 +33,7 @@ def cuda_modules():
     import warp as wp
 
     from gbxcule.kernels import KERNEL_MODULES
-    from gbxcule.kernels.step import step_kernel_variant
+    from gbxcule.kernels.step.step import step_kernel_variant
 
     for name in KERNEL_MODULES:
         importlib.import_module(name)  # defines its kernels in the Warp module of that name
@@ -45,7 +45,7 @@ def cuda_modules():
 def ab_modules(value_init: bool):
     """(name, warp module) of the step kernels bench.gpu_shape_ab times beyond the default
     (a process with ``value_init`` off builds the step before issue #41)."""
-    from gbxcule.kernels.step import step_kernel_variant
+    from gbxcule.kernels.step.step import step_kernel_variant
 
     if value_init:
         for cap in (0, 96):

@@ -3,7 +3,7 @@
     python tools/snapshot.py ROM --backend warp-cpu --envs 0 3 --steps 120 --out out/snap --gif
 
 Frames come from the backend's ``frame_shades(env)`` (full 144x160 shades; on our
-Warp backends that is ``kernels.render.render_full_kernel``), written by
+Warp backends that is ``kernels.ppu.render.render_full_kernel``), written by
 ``gbxcule.images`` in PyBoy's 4 DMG greys. Actions are random in the backend's codec
 (``--seed``) or none.
 """

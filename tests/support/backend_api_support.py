@@ -24,8 +24,8 @@ from gbxcule.asm import build_rom
 from gbxcule.backends.pyboy_backend import make_pyboy, post_boot_state
 from gbxcule.core.pyboy_state import PyBoyState
 from gbxcule.core.savestate import load_pyboy_state
-from gbxcule.kernels.apu import APU_SAMPLE_ONLY
-from gbxcule.kernels.ioregs import UNIT_REGS
+from gbxcule.kernels.apu.apu import APU_SAMPLE_ONLY
+from gbxcule.kernels.board.ioregs import UNIT_REGS
 from gbxcule.lockstep import LockstepConfig, compare_snapshots, take_snapshot
 
 ALL_RAM = ((0x8000, 0x10000),)

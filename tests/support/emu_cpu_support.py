@@ -56,7 +56,7 @@ def pyboy_run_to(rom: bytes, stop: int, max_frames: int = 600, bank: int = 0) ->
 
 
 def warp_machine(rom: bytes, num_envs: int = 1, mem_layout: str = "env_major"):
-    from gbxcule.kernels.reset import power_on
+    from gbxcule.kernels.step.reset import power_on
 
     _, cart = cart_config(rom)
     m = allocate_machine(
@@ -79,7 +79,7 @@ def warp_read(m, env: int, lo: int, hi: int) -> np.ndarray:
 
 
 def warp_run_to(rom: bytes, stop: int, max_instructions: int = 20_000_000) -> dict:
-    from gbxcule.kernels.run_cpu import run_instructions
+    from gbxcule.kernels.cpu.run_cpu import run_instructions
 
     m = warp_machine(rom)
     wp.launch(run_instructions, dim=1, inputs=[m, max_instructions, stop], device="cpu")
@@ -152,7 +152,7 @@ def pyboy_trace(rom: bytes, addrs: list[int], stop: int, max_frames: int = 600) 
 
 def warp_trace(rom: bytes, addrs: list[int], stop: int, limit: int = 100_000) -> list[dict]:
     """Our registers at the same points, single-stepping the CPU."""
-    from gbxcule.kernels.run_cpu import run_instructions
+    from gbxcule.kernels.cpu.run_cpu import run_instructions
 
     m = warp_machine(rom)
     wp.launch(run_instructions, dim=1, inputs=[m, 1_000_000, 0x150], device="cpu")

@@ -130,7 +130,7 @@ Rst0:
 """
 
 # HALT (IME off) while an OAM DMA or a serial transfer runs, with TIMA counting every 16
-# cycles so the log of each wake-up pins it down: the fused halted slices (kernels/step.py,
+# cycles so the log of each wake-up pins it down: the fused halted slices (kernels/step/step.py,
 # halt_through_lcd) must leave them to the DMA (whose bytes set the next lines' mode-3
 # length: sources $D1 = 40 tall objects, $D2 = none, alternating) and to the serial event.
 HALT_EVENTS = """

@@ -152,7 +152,7 @@ Rst0:
     ret
 """
 
-# The stack instructions run on the CPU's fast path (kernels/cpu_fast.py) ...
+# The stack instructions run on the CPU's fast path (kernels/cpu/cpu_fast.py) ...
 STACK_TIMER = _STACK_TIMER.replace("{EI}", "")
 # ... and, each right after an EI (whose countdown sends it the general way), on cpu_step's
 # phases. IE stays 0, so IME on changes nothing else.

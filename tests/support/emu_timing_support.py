@@ -31,8 +31,8 @@ REGS = ("pc", "sp", "a", "f", "b", "c", "d", "e", "h", "l", "ime", "halted", "cy
 def warp_boot(rom: bytes, num_envs: int = 1):
     """A Machine at the post-boot point, on the CPU device."""
     from gbxcule.core.dmg import POST_BOOT_PC
-    from gbxcule.kernels.reset import power_on
-    from gbxcule.kernels.step import BOOT_MAX_FRAMES, step_kernel
+    from gbxcule.kernels.step.reset import power_on
+    from gbxcule.kernels.step.step import BOOT_MAX_FRAMES, step_kernel
 
     _, cart = cart_config(rom)
     m = allocate_machine(
@@ -58,7 +58,7 @@ def warp_boot(rom: bytes, num_envs: int = 1):
 
 
 def warp_step(m, masks, frames: int, release_after: int, render: int = 1) -> None:
-    from gbxcule.kernels.step import step_kernel
+    from gbxcule.kernels.step.step import step_kernel
 
     buttons = wp.array(np.asarray(masks, dtype=np.int32), dtype=wp.int32, device="cpu")
     wp.launch(
@@ -80,7 +80,7 @@ def warp_mem(m, env: int, lo: int, hi: int) -> np.ndarray:
 
 
 def warp_serial(m, env: int) -> bytes:
-    from gbxcule.kernels.serial import serial_bytes
+    from gbxcule.kernels.board.serial import serial_bytes
 
     return serial_bytes(m.serial_buf.numpy()[env], int(field_view(m, "serial_len").numpy()[env]))
 

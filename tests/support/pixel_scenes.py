@@ -6,7 +6,7 @@ screen is converted to shade indices. The renderer input is built from what PyBo
 holds: its VRAM/OAM copied into a 1-env ``frame_video`` row, and per-line latches from its
 registers (SCX/SCY/WX/WY per line from ``screen.tilemap_position_list``). The
 window flags and line counter come from ``window_model``, our model of PyBoy's
-per-frame window bookkeeping (what kernels/ppu.py must produce).
+per-frame window bookkeeping (what kernels/ppu/ppu.py must produce).
 
 Set GBXCULE_PIXEL_DUMP=dir to get expected/got/diff PNGs for every mismatch.
 """
@@ -24,7 +24,7 @@ from gbxcule.asm import build_rom
 from gbxcule.backends.pyboy_backend import make_pyboy, shades_from_rgba
 from gbxcule.core import pixels as px
 from gbxcule.core.memory_layout import OAM_SIZE, VRAM_SIZE
-from gbxcule.kernels import render
+from gbxcule.kernels.ppu import render
 
 REG_ADDR = {
     px.LATCH_LCDC: 0xFF40,

@@ -84,7 +84,7 @@ def check_step_end(codec: Any, frames_per_step: int, release_after: int, end: An
 
 
 def check_opcode_dispatch(opcode_dispatch: Any, is_cuda: bool, units_out_of_line: bool) -> bool:
-    """Whether the step kernel dispatches by opcode (``kernels/step_cpu.py``): by default
+    """Whether the step kernel dispatches by opcode (``kernels/step/step_cpu.py``): by default
     wherever the CPU runs the inlined shape; ``True`` elsewhere is a ``ValueError`` (the
     GPU shape has no such dispatch, and NVRTC cannot build it)."""
     if opcode_dispatch is None:

@@ -4,7 +4,7 @@ A hook is a ROM address in a bank, given as an int (``0x0150``: bank 0 below 0x4
 at 0x4000-0x7FFF only on a 32 KiB ROM, whose bank there is always 1), a ``"bank:addr"``
 string in hex as ``.sym`` files write it (``"01:4A20"``), or a symbol name from the
 backend's ``.sym`` file. What counts as a hit, and how a hit ends a step with
-``stop_on_hit``, is PyBoy 2.8.1's ``hook_register`` (``kernels/hooks.py``).
+``stop_on_hit``, is PyBoy 2.8.1's ``hook_register`` (``kernels/step/hooks.py``).
 
 * ``hook_hits_torch()``: int32 ``[N, len(hooks)]``, a zero-copy view; column ``k`` counts
   the hits of hook ``k`` *in the last step* (zeroed at the start of each step; sum them
@@ -30,7 +30,7 @@ import numpy as np
 import warp as wp
 
 from gbxcule.core.memory_layout import SPAN, span_at
-from gbxcule.kernels.hooks import (
+from gbxcule.kernels.step.hooks import (
     HOOK_COUNT,
     HOOK_HITS,
     HOOK_KEYS,
@@ -107,7 +107,7 @@ def check_hook(bank: int, addr: int, rom_banks: int, spec: Any) -> tuple[int, in
 
 def hook_table(keys: list[tuple[int, int]], stop_on_hit: bool) -> np.ndarray:
     """An env's hook row for these ``(bank, addr)`` hooks: ``Machine.i32`` columns
-    ``HOOK_ROW ..`` (kernels/hooks.py), the per-env ones (single-step flag, stop flag,
+    ``HOOK_ROW ..`` (kernels/step/hooks.py), the per-env ones (single-step flag, stop flag,
     hits) at 0."""
     row = np.zeros(HOOK_WORDS, np.int32)
     row[HOOK_COUNT - HOOK_ROW] = len(keys)
@@ -124,7 +124,7 @@ class HooksMixin:
     """``set_hooks`` and the hook views of the Warp backends.
 
     While no hook is set the backend launches the plain step kernel; with hooks, the
-    hooked variant (``kernels/step.py``'s ``step_kernel_variant(hooks=True)``, built and
+    hooked variant (``kernels/step/step.py``'s ``step_kernel_variant(hooks=True)``, built and
     compiled on the first ``set_hooks`` that sets any)."""
 
     machine: Any
@@ -169,8 +169,8 @@ class HooksMixin:
     def _step_kernel(self, hooks: bool | None = None) -> Any:
         """The step kernel ``step()`` launches: the hooked variant while hooks are set (or as
         ``hooks`` says), in the shape ``units_out_of_line`` picks (the GPU shape on CUDA,
-        ``kernels/step_cuda.py``) and with ``opcode_dispatch`` (``kernels/step_cpu.py``)."""
-        from gbxcule.kernels.step import step_kernel_variant
+        ``kernels/step/step_cuda.py``) and with ``opcode_dispatch`` (``kernels/step/step_cpu.py``)."""
+        from gbxcule.kernels.step.step import step_kernel_variant
 
         return step_kernel_variant(
             hooks=bool(self._hooks) if hooks is None else hooks,

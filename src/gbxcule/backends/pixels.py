@@ -45,7 +45,7 @@ import warp as wp
 from gbxcule.backends.env_slices import EnvSlices, PerEnv
 from gbxcule.backends.protocol import OBS_FORMATS
 from gbxcule.core import pixels as px
-from gbxcule.kernels import render
+from gbxcule.kernels.ppu import render
 
 FRAME_BYTES = px.DOWN_H * px.DOWN_W  # 5760
 PACKED_FRAME_BYTES = px.DOWN_H * px.PACKED_W  # 1440

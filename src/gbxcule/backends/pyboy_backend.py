@@ -2,7 +2,7 @@
 
 Every PyBoy is built by :func:`make_pyboy`: the boot ROM of the ``boot=`` mode (default
 ``"fast"``, our own; ``gbxcule.asm.bootrom``), ``window="null"``, ``sound_emulated=True``
-(PyBoy's default, and what our emulator's sound unit matches, ``kernels/apu.py``), DMG mode, the grey palette :data:`SHADE_RGB`, and the ROM passed as bytes (so PyBoy never
+(PyBoy's default, and what our emulator's sound unit matches, ``kernels/apu/apu.py``), DMG mode, the grey palette :data:`SHADE_RGB`, and the ROM passed as bytes (so PyBoy never
 reads or writes ``.ram``/``.rtc`` files).
 
 Stock PyBoy (``stock=True``, registered as ``pyboy-stock``): what a user gets from

@@ -2,7 +2,7 @@
 
 Each unit maps its own part, next to its kernel code, and declares it in its ``Unit``
 (listed in ``kernels/units.py``; ``history/savestates.md`` has the table):
-``kernels/cpu_state.py`` (registers, IME and its delay, HALT, queued interrupt,
+``kernels/cpu/cpu_state.py`` (registers, IME and its delay, HALT, queued interrupt,
 cycle counter, IF, IE), ``bus.py`` (boot ROM switch, WRAM, FEA0-FEFF, HRAM, the raw IO
 bytes), ``timer.py``, ``serial.py``, ``apu.py`` (the sound unit), ``ppu.py`` (LCD and
 renderer: VRAM, OAM, registers, clock and flags), ``dma.py`` (OAM DMA), ``joypad.py``,
@@ -22,11 +22,11 @@ machine: refuses CGB states, then
   one-shots, which our boot run leaves set, and the sprite-line cache, marked stale so
   the kernel rebuilds it from the loaded OAM (:data:`FRESH_PYBOY_FIELDS`);
 * the MBC3 clock's last sync is 0, as PyBoy sets it; unlike PyBoy, the wall time since
-  the save is *not* added: the emulated clock only follows cycles (``kernels/rtc.py``).
+  the save is *not* added: the emulated clock only follows cycles (``kernels/board/rtc.py``).
 
 Exporting (:func:`pyboy_state_from_env`) writes the same fields back into a v29
 ``PyBoyState``. What it cannot carry: the audio buffer and the sound fields only samples
-depend on (``kernels/apu.py``'s ``APU_SAMPLE_ONLY``, as the last trigger or load left
+depend on (``kernels/apu/apu.py``'s ``APU_SAMPLE_ONLY``, as the last trigger or load left
 them), the screen buffer and per-line scroll record (zero; PyBoy redraws on its next frame) and every
 field PyBoy does not save (above). The clock's ``saved_at`` is written as +infinity
 so PyBoy 2.8.1 adds no wall time when it loads the export.
@@ -45,7 +45,7 @@ from gbxcule.kernels.units import UNITS
 
 STAT_TRANSITION_VBLANK_PRETRIGGERED = 3  # CGB hardware only
 # Unsaved fields a PyBoy that loaded the post-boot snapshot (the oracle's reset) holds
-# otherwise than a machine that ran the boot ROM (kernels/ppu.py says why).
+# otherwise than a machine that ran the boot ROM (kernels/ppu/ppu.py says why).
 FRESH_PYBOY_FIELDS = {k: v for unit in UNITS for k, v in unit.fresh_after_load.items()}
 # Machine fields a PyBoy state does not carry: loading keeps them from ``base``, exporting
 # drops them. (The LCD's derived distances and IRQ line are recomputed, not listed.)

@@ -1,6 +1,6 @@
 """``set_step_end`` and ``step_frames`` of the Warp backends (``core/step_end.py``).
 
-The condition goes to every env's step-end row of ``Machine.i32`` (kernels/step_end.py);
+The condition goes to every env's step-end row of ``Machine.i32`` (kernels/step/step_end.py);
 the step kernel reads it each frame. Same kernel with or without one: a row of zeros is
 no early end.
 """
@@ -16,7 +16,7 @@ import warp as wp
 from gbxcule.backends.checks import check_step_end
 from gbxcule.backends.ram_views import mem_offset
 from gbxcule.core.step_end import StepEnd, check_step_end_address
-from gbxcule.kernels.step_end import STEP_END_AT, STEP_FRAMES, STEP_ROW, STEP_WORDS
+from gbxcule.kernels.step.step_end import STEP_END_AT, STEP_FRAMES, STEP_ROW, STEP_WORDS
 
 
 class StepEndMixin:

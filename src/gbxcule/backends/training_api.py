@@ -51,7 +51,7 @@ from gbxcule.core.memory_layout import SPAN
 from gbxcule.core.savestate import rom_sha256, save_snapshot, write_pyboy_state
 from gbxcule.core.state_source import read_state_source
 from gbxcule.core.symbols import SymbolTable, symbols_beside
-from gbxcule.kernels.serial import serial_bytes
+from gbxcule.kernels.board.serial import serial_bytes
 
 ROMX = SPAN["romx"]  # the switchable ROM bank: symbols there read their own bank
 

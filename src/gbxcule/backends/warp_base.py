@@ -29,13 +29,13 @@ import warp as wp
 
 from gbxcule.core.cartridge import RAM_BANK_SIZE, CartridgeError, CartridgeHeader
 from gbxcule.core.memory_layout import row_bytes
-from gbxcule.kernels.mbc import MBC_KIND_BY_NAME
+from gbxcule.kernels.board.mbc import MBC_KIND_BY_NAME
 from gbxcule.kernels.state import I32_FIELDS, I64_FIELDS, ROM_CODE_PAD
 
 MEM_LAYOUTS = ("env_major", "interleaved")
 SHARED_FIELDS = ("rom", "rom_code", "boot")
 LOGO_RANGE = (0x0104, 0x0134)
-MBC_KIND = MBC_KIND_BY_NAME  # mapper name -> kernels/mbc.py kind
+MBC_KIND = MBC_KIND_BY_NAME  # mapper name -> kernels/board/mbc.py kind
 MBC2_RAM_BYTES = 512
 
 
@@ -46,10 +46,10 @@ SCALAR_BLOCKS = ("i32", "i64")  # Machine fields holding one column per per-env 
 def trailing_shapes() -> dict[str, tuple[int, ...]]:
     """Trailing shape (after the env axis) of every per-env array with more than one
     dimension: the scalar blocks (the named columns, then the event-hook row,
-    kernels/hooks.py, and the step-end row, kernels/step_end.py: not state, not listed),
+    kernels/step/hooks.py, and the step-end row, kernels/step/step_end.py: not state, not listed),
     then each unit's own arrays (``Unit.arrays``, kernels/units.py)."""
-    from gbxcule.kernels.hooks import HOOK_WORDS
-    from gbxcule.kernels.step_end import STEP_WORDS
+    from gbxcule.kernels.step.hooks import HOOK_WORDS
+    from gbxcule.kernels.step.step_end import STEP_WORDS
     from gbxcule.kernels.units import per_env_arrays
 
     return {
@@ -126,7 +126,7 @@ def cart_config(rom: bytes, *, allow_bad_logo: bool = False) -> tuple[CartridgeH
 def rom_code_words(rom: np.ndarray) -> np.ndarray:
     """int32 ``[ROM_CODE_PAD + len(rom)]`` (``Machine.rom_code``): at ``ROM_CODE_PAD + k`` the
     ROM's bytes ``k``, ``k+1``, ``k+2`` packed little-endian, zeros past the end; before
-    them ``ROM_CODE_PAD`` copies of word 0 (kernels/fetch.py, ``rom_code_at``)."""
+    them ``ROM_CODE_PAD`` copies of word 0 (kernels/cpu/fetch.py, ``rom_code_at``)."""
     r = np.concatenate([np.asarray(rom, dtype=np.uint8).astype(np.int32), np.zeros(2, np.int32)])
     words = r[:-2] | (r[1:-1] << 8) | (r[2:] << 16)
     return np.concatenate([np.full(ROM_CODE_PAD, words[0], np.int32), words])

@@ -45,7 +45,7 @@ from gbxcule.backends.warp_base import (
 )
 from gbxcule.core.actions import check_step_timing, get_codec
 from gbxcule.core.dmg import POST_BOOT_PC
-from gbxcule.kernels.joypad import joypad_slots
+from gbxcule.kernels.board.joypad import joypad_slots
 from gbxcule.kernels.state import Machine
 
 
@@ -105,27 +105,27 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         16,384 envs were 64 blocks for 132 SMs on an H100; blocks of 64 spread them over
         every SM (history/performance.md). CUDA devices only; same results either way.
 
-        ``units_out_of_line``: the step kernel's shape (``kernels/step.py``'s
+        ``units_out_of_line``: the step kernel's shape (``kernels/step/step.py``'s
         ``StepFeatures``): ``None`` (default) the device's own, out of line on CUDA
-        (``kernels/step_cuda.py``) and inlined on the CPU; ``True``/``False`` force one, for
+        (``kernels/step/step_cuda.py``) and inlined on the CPU; ``True``/``False`` force one, for
         timing both shapes on both devices. Same results either way.
 
         ``cuda_max_registers``: the GPU shape's register cap (``None``: its default, 128,
         ``kernels/codegen.py``; 0: none; else 32-255), for timing caps on a GPU. The GPU
         shape only. Same results either way.
 
-        ``hot_loop``: the GPU shape's call-free instruction loop (``kernels/cpu_step.py``,
+        ``hot_loop``: the GPU shape's call-free instruction loop (``kernels/cpu/cpu_step.py``,
         ``cpu_hot_loop``); ``False`` is the shape before it, for timing both. The GPU
         shape only. Same results either way.
 
         ``env_order``: which env each thread of the GPU shape steps: ``"launch"`` (thread
         ``t``, env ``t``) or ``"pc"`` (envs sorted by the PC they start the step at, so a
-        warp's envs run the same code more often; ``kernels/env_order.py``). The state
+        warp's envs run the same code more often; ``kernels/step/env_order.py``). The state
         stays in the user's order either way; ``"pc"`` needs one launch (CUDA, or the CPU
         with ``threads=1``). Same results either way.
 
         ``opcode_dispatch``: the inlined shape with each base opcode dispatched to its own
-        copy of the fast paths (``kernels/step_cpu.py``); ``None`` (default) on wherever
+        copy of the fast paths (``kernels/step/step_cpu.py``); ``None`` (default) on wherever
         the CPU runs the inlined shape, ``False`` the field decode alone (for timing both).
         The CPU device only. Same results either way.
 
@@ -180,7 +180,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         )
         # The step kernel's Machine arguments: the struct, and for the GPU shape each slice's
         # Machine again as a one-element array and which env each thread steps (its env
-        # order, twice the slice long for the radix sort of env_order="pc"; kernels/step.py).
+        # order, twice the slice long for the radix sort of env_order="pc"; kernels/step/step.py).
         self._step_machine: list[Any] = [self._machine_parts]
         if self.units_out_of_line:
             if self.env_order == "pc" and len(self._slices.ranges) != 1:
@@ -216,8 +216,8 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
 
     def _sort_envs_by_pc(self) -> None:
         """The GPU shape's env order for the next step: envs by the PC they are at
-        (kernels/env_order.py), on the device, in the device's stream."""
-        from gbxcule.kernels.env_order import pc_sort_keys
+        (kernels/step/env_order.py), on the device, in the device's stream."""
+        from gbxcule.kernels.step.env_order import pc_sort_keys
 
         order, keys = self._env_order.parts[0], self._order_keys
         blocks = {} if self._slices.block_dim is None else {"block_dim": self._slices.block_dim}
@@ -268,7 +268,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         PyBoy is deterministic, so every env starts identical; ``seed`` is accepted for the
         protocol and ignored.
         """
-        from gbxcule.kernels.reset import power_on
+        from gbxcule.kernels.step.reset import power_on
 
         seed = check_seed(seed)
         for _, arr in per_env_arrays(self.machine):

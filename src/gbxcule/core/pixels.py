@@ -1,6 +1,6 @@
 """The pixel contract: what a policy sees, how it is packed, and the per-line latch.
 
-NOTE TO THE PPU TIMING ENGINEER (kernels/ppu.py, kernels/step.py): import the
+NOTE TO THE PPU TIMING ENGINEER (kernels/ppu/ppu.py, kernels/step/step.py): import the
 ``LATCH_*`` constants below; do not redefine them. During the LAST frame of each
 step, at the moment PyBoy renders a line (its mode 3 -> mode 0 switch, the same
 moment it records ``screen.tilemap_position_list``), write for env ``i`` and line
@@ -11,7 +11,7 @@ moment it records ``screen.tilemap_position_list``), write for env ``i`` and lin
     LATCH_WIN_LINE - the window's internal line counter AFTER this line's
                   increment, i.e. the window map row fetched on this line. PyBoy
                   keeps it in ``Renderer.ly_window``: +1 on each line where the
-                  window is drawn (``kernels.render.window_drawn`` says when), set
+                  window is drawn (``kernels.ppu.render.window_drawn`` says when), set
                   to -1 (store 0xFF) after line 143 is rendered; it is 0, not -1,
                   before the first line 143 after power-on;
     LATCH_FLAGS - LATCH_FLAG_WINDOW_ACTIVE: PyBoy's ``wy_activated_frame`` at that
@@ -23,7 +23,7 @@ moment it records ``screen.tilemap_position_list``), write for env ``i`` and lin
 Fields 10..15 are reserved (write 0).
 
 ALSO, right after latching line 143 (PyBoy's last rendered line), copy the env's
-VRAM and OAM into ``Machine.frame_video[i]`` (``kernels.render.snapshot_frame_video``
+VRAM and OAM into ``Machine.frame_video[i]`` (``kernels.ppu.render.snapshot_frame_video``
 does it): VRAM at VIDEO_VRAM_OFF, OAM at VIDEO_OAM_OFF. PyBoy's frame ends after
 VBlank, and games rewrite OAM (DMA) and maps in VBlank, so the memory at the end of
 a step is one frame ahead of the picture. The renderers read the latches plus that

@@ -222,7 +222,7 @@ class NoiseChannelState:
 
 @dataclass
 class SoundState:
-    """PyBoy's sound unit (``kernels/apu.py`` maps it); defaults: a fresh PyBoy's with sound on."""
+    """PyBoy's sound unit (``kernels/apu/apu.py`` maps it); defaults: a fresh PyBoy's with sound on."""
 
     audiobuffer_head: int = spec("u64", since="v14")
     samples_per_frame: int = spec("u64", SAMPLES_PER_FRAME, since="v14")

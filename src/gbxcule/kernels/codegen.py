@@ -11,10 +11,10 @@ alternating rounds): the game-like ROM -12 %, the busy ROM and the demo game unc
 (their few opcodes already predicted well); more cases (9, or no jump tables at all)
 and a dozen other LLVM options did no better. ``-O3`` (Warp builds CPU code at ``-O2``)
 did nothing for the field decode, but once the CPU's own kernel dispatched by opcode
-(kernels/step_cpu.py) it took 4 % off the busy and game-like ROMs and 2 % off the demo
+(kernels/step/step_cpu.py) it took 4 % off the busy and game-like ROMs and 2 % off the demo
 game, with the same build time (history/cpu-instruction-count.md).
 
-The CPU run's instruction loop (kernels/cpu_step.py, ``cpu_run_fast``) is an innermost
+The CPU run's instruction loop (kernels/cpu/cpu_step.py, ``cpu_run_fast``) is an innermost
 loop, and where its head falls in a 64-byte line moved its time by up to 12 % from build to
 build: a change anywhere in the module shifts the function, and identical loop code ran
 7 % slower on the busy ROM after an unrelated timer edit. Innermost loops aligned to 64
@@ -57,12 +57,16 @@ CPU_TUNING_FLAGS = (
 )
 CODEGEN_ENV = "GBXCULE_CPU_CODEGEN"
 CODEGENS = ("tuned", "plain")
-# the Warp modules of the plain step kernel, the GPU shape (kernels/step_cuda.py) and the
-# CPU's dispatch (kernels/step_cpu.py)
-STEP_MODULES = ("gbxcule.kernels.step", "gbxcule.kernels.step_cuda", "gbxcule.kernels.step_cpu")
+# the Warp modules of the plain step kernel, the GPU shape (kernels/step/step_cuda.py) and the
+# CPU's dispatch (kernels/step/step_cpu.py)
+STEP_MODULES = (
+    "gbxcule.kernels.step.step",
+    "gbxcule.kernels.step.step_cuda",
+    "gbxcule.kernels.step.step_cpu",
+)
 STEP_CUDA_MODULE, STEP_CPU_MODULE = STEP_MODULES[1:]
 # Warp unrolls constant loops up to 16 iterations; the CPU dispatch's loop over the 256
-# opcodes (kernels/cpu_step.py, fast_by_opcode) must unroll whole, so each copy of the
+# opcodes (kernels/cpu/cpu_step.py, fast_by_opcode) must unroll whole, so each copy of the
 # fast paths gets its opcode as a constant (one loop of 256, not 16 of 16: -2 % busy ROM,
 # -3 % game-like). Not a tuning flag: rolled, the dispatch would test 256 opcodes.
 DISPATCH_UNROLL = 256

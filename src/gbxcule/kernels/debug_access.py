@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.bus import bus_read, bus_write
+from gbxcule.kernels.board.bus import bus_read, bus_write
 from gbxcule.kernels.state import Machine
 
 wp.set_module_options({"enable_backward": False})

@@ -5,15 +5,15 @@ the distance to the next LCD event (``clock_target - clock``; the CGB-only VBlan
 pre-trigger does not apply on DMG), the distance to the end of the frame, the STAT
 interrupt line (recomputed from STAT with the line first low, so loading raises
 nothing), and, when STAT says mode 3, the mode-3 length adjustment for the current line.
-Each is computed here with the LCD's own functions (``kernels/ppu.py``).
+Each is computed here with the LCD's own functions (``kernels/ppu/ppu.py``).
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.ioregs import FRAME_T, LY, reg
-from gbxcule.kernels.ppu import lcd_mode, mode3_adjustment, stat_update_line
+from gbxcule.kernels.board.ioregs import FRAME_T, LY, reg
+from gbxcule.kernels.ppu.ppu import lcd_mode, mode3_adjustment, stat_update_line
 from gbxcule.kernels.state import (
     LCD_CLOCK,
     LCD_IRQ_LINE,

@@ -86,7 +86,7 @@ I32_FIELDS = (
     "win_active",  # renderer's wy_activated_frame
     "lcd_render",  # renderer on this frame (PyBoy renders the last)
     # 1 + the last line drawn while VRAM/OAM writes are logged for the renderer
-    # (kernels/video_log.py); 0: not logging (not the last frame, or past line 142)
+    # (kernels/ppu/video_log.py); 0: not logging (not the last frame, or past line 142)
     "vlog_line",
     "ser_active",  # transfer_enabled
     "serial_len",  # SB writes since reset
@@ -99,7 +99,7 @@ I32_FIELDS = (
 )
 
 # ``Machine.i32`` has ``HOOK_WORDS`` more columns after these: each env's event-hook row
-# (kernels/hooks.py), then ``STEP_WORDS`` of the step's early end (kernels/step_end.py).
+# (kernels/step/hooks.py), then ``STEP_WORDS`` of the step's early end (kernels/step/step_end.py).
 # They are not emulator state: capture, restore, start states and reset leave them alone.
 
 # 16-line bands of LY + 16 with an OAM entry mask each (oam_band<b> below): the visible
@@ -120,7 +120,7 @@ I64_FIELDS = (
     "ser_target",
     "ser_to_irq",
     "dma_start",
-    # the sound unit's per-frame sample count (kernels/apu.py): the cycle count when the
+    # the sound unit's per-frame sample count (kernels/apu/apu.py): the cycle count when the
     # frame began, and the frame start its count runs from
     "snd_frame_start",
     "snd_count_from",
@@ -240,7 +240,7 @@ OAM_BAND0 = _col(I64_FIELDS, "oam_band0")  # oam_band<b> is column OAM_BAND0 + b
 
 
 # Entries before ROM byte 0 in ``Machine.rom_code``, copies of its first word: the fetch at
-# 0x3FFE/0x3FFF with bank 0 mapped at 0x4000 indexes 2 before it (kernels/fetch.py).
+# 0x3FFE/0x3FFF with bank 0 mapped at 0x4000 indexes 2 before it (kernels/cpu/fetch.py).
 ROM_CODE_PAD = wp.constant(2)
 
 
@@ -249,7 +249,7 @@ class Machine:
     # ---- shared, read-only -------------------------------------------------
     rom: wp.array(dtype=wp.uint8)  # one copy of the cartridge ROM for all envs
     # rom_code[ROM_CODE_PAD + k] = rom[k] | rom[k+1] << 8 | rom[k+2] << 16 (0 past the end):
-    # an instruction fetched from ROM is one load (kernels/fetch.py). Built from rom by
+    # an instruction fetched from ROM is one load (kernels/cpu/fetch.py). Built from rom by
     # warp_base (rom_code_words).
     rom_code: wp.array(dtype=wp.int32)
     boot: wp.array(dtype=wp.uint8)  # 256-byte boot ROM mapped at 0x0000 until FF50 is written
@@ -260,15 +260,15 @@ class Machine:
     i64: wp.array2d(dtype=wp.int64)
 
     # ---- CPU/bus/MBC section ----------------------------------------------
-    rtc: wp.array2d(dtype=wp.int64)  # [N, RTC_FIELDS] MBC3 clock, columns in kernels/rtc.py
+    rtc: wp.array2d(dtype=wp.int64)  # [N, RTC_FIELDS] MBC3 clock, columns in kernels/board/rtc.py
     # cartridge constants, the same for every env (see backends/warp_base.py)
-    mbc_kind: wp.int32  # MBC_NONE / MBC1 / MBC2 / MBC3 / MBC5 (kernels/mbc.py)
+    mbc_kind: wp.int32  # MBC_NONE / MBC1 / MBC2 / MBC3 / MBC5 (kernels/board/mbc.py)
     rom_banks: wp.int32  # 16 KiB banks in the image
     ram_banks: wp.int32  # 8 KiB cart RAM banks backed in mem (PyBoy's external_ram_count)
     has_rtc: wp.int32  # MBC3+TIMER
     mbc1_multicart: wp.int32  # 64-bank MBC1 with the logo in every bank (4-bit bank shift)
     mbc30: wp.int32  # MBC3 with more than 4 RAM or 128 ROM banks: 8-bit ROM bank register
-    # 1: cpu_step runs the common opcodes through kernels/cpu_fast.py (the default); 0: every
+    # 1: cpu_step runs the common opcodes through kernels/cpu/cpu_fast.py (the default); 0: every
     # opcode through its general phases. Same results; a knob for timing the two on a GPU.
     cpu_fast_paths: wp.int32
 
@@ -276,12 +276,12 @@ class Machine:
     # Plain register values live in mem's IO page: FF00 P1 (as computed at the last
     # write), FF01 SB, FF02 SC, FF05 TIMA, FF06 TMA, FF07 TAC & 7, FF0F IF & 0x1F,
     # FF40-FF4B LCD registers (FF41 = PyBoy's STAT value, FF46 = DMA source), and IE
-    # at IE_OFF. Reads go through kernels/io.py (masks, syncing). Powered-on values:
-    # each unit's <unit>_power_on(m, i), composed by kernels/reset.py.
+    # at IE_OFF. Reads go through kernels/board/io.py (masks, syncing). Powered-on values:
+    # each unit's <unit>_power_on(m, i), composed by kernels/step/reset.py.
     serial_buf: wp.array2d(dtype=wp.uint8)  # [N, serial.SERIAL_CAP] ring of SB writes
     joy_rel_mask: wp.array2d(dtype=wp.int32)  # [N, joypad.JOY_QUEUE] pending release masks
     joy_rel_wait: wp.array2d(dtype=wp.int32)  # frames until each pending release
-    apu: wp.array2d(dtype=wp.int64)  # [N, APU_FIELDS] the sound unit, columns in kernels/apu.py
+    apu: wp.array2d(dtype=wp.int64)  # [N, APU_FIELDS] the sound unit, columns in kernels/apu/apu.py
 
     # ---- pixels section -----------------------------------------------------
     # [N, 144, LATCH_FIELDS] registers per line of the step's last frame; written by
@@ -291,7 +291,7 @@ class Machine:
     # (render.snapshot_frame_video); the renderers read it, not mem.
     frame_video: wp.array2d(dtype=wp.uint8)
     # [N, VIDEO_LOG_WORDS] the VRAM/OAM writes made while the last frame was drawn, so each
-    # line can be rendered with VRAM/OAM as PyBoy drew it (kernels/video_log.py).
+    # line can be rendered with VRAM/OAM as PyBoy drew it (kernels/ppu/video_log.py).
     video_log: wp.array2d(dtype=wp.int32)
 
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.kernels.apu import APU
-from gbxcule.kernels.bus import BOARD
-from gbxcule.kernels.cpu_state import CPU
-from gbxcule.kernels.dma import DMA_UNIT
-from gbxcule.kernels.joypad import JOYPAD
-from gbxcule.kernels.mbc import CART
-from gbxcule.kernels.ppu import LCD
-from gbxcule.kernels.serial import SERIAL
+from gbxcule.kernels.apu.apu import APU
+from gbxcule.kernels.board.bus import BOARD
+from gbxcule.kernels.board.dma import DMA_UNIT
+from gbxcule.kernels.board.joypad import JOYPAD
+from gbxcule.kernels.board.mbc import CART
+from gbxcule.kernels.board.serial import SERIAL
+from gbxcule.kernels.board.timer import TIMER
+from gbxcule.kernels.cpu.cpu_state import CPU
+from gbxcule.kernels.ppu.ppu import LCD
 from gbxcule.kernels.state import Machine, Unit
-from gbxcule.kernels.timer import TIMER
 
 wp.set_module_options({"enable_backward": False})
 

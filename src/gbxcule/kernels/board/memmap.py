@@ -1,0 +1,73 @@
+"""The memory map below the IO page: ROM (+ boot overlay), VRAM, cart RAM, WRAM and echo.
+
+``mem_read`` / ``mem_write`` follow PyBoy's ``Motherboard.getitem`` / ``setitem``
+for 0x0000-0xFDFF. They never touch IO registers, so OAM DMA can read its
+source through ``mem_read``. The only timing-dependent part is VRAM: PyBoy
+checks the PPU lock only when the access carries a nonzero
+``memory_access_offset`` (column ``ACCESS_OFFSET`` of ``m.i32``), which a handful of
+opcodes set.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from gbxcule.core import pixels as px
+from gbxcule.core.memory_layout import VRAM_OFF, WRAM_OFF
+from gbxcule.kernels.address_map import CART_RAM_LO, ROM_END, VRAM_LO, WRAM_LO, WRAM_MASK
+from gbxcule.kernels.board.mbc import cart_ram_read, cart_ram_write, mbc_write, rom_read
+from gbxcule.kernels.ppu.ppu import vram_blocked
+from gbxcule.kernels.ppu.video_log import video_log_write
+from gbxcule.kernels.state import ACCESS_OFFSET, VLOG_LINE, Machine
+
+wp.set_module_options({"enable_backward": False})
+
+VRAM_BASE = wp.constant(VRAM_OFF)
+VIDEO_VRAM = wp.constant(px.VIDEO_VRAM_OFF)
+WRAM_BASE = wp.constant(WRAM_OFF)
+
+
+@wp.func
+def wram_index(addr: int) -> int:
+    """Column of ``mem`` holding WRAM byte ``addr`` (0xC000-0xFDFF, echo included)."""
+    return WRAM_BASE + ((addr - WRAM_LO) & WRAM_MASK)
+
+
+@wp.func
+def mem_read(m: wp.ref[Machine], i: int, addr: int) -> int:
+    """Byte at ``addr`` (0x0000-0xFDFF) as the CPU reads it."""
+    mem = m.mem
+    if addr < ROM_END:
+        return rom_read(m, i, addr)
+    if addr < CART_RAM_LO:
+        if m.i32[i, ACCESS_OFFSET] != 0:
+            if vram_blocked(m, i, 0) != 0:
+                return 0xFF
+        return int(mem[i, VRAM_BASE + addr - VRAM_LO])
+    if addr < WRAM_LO:
+        return cart_ram_read(m, i, addr)
+    return int(mem[i, wram_index(addr)])
+
+
+@wp.func
+def mem_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
+    """CPU write to 0x0000-0xFDFF; returns 1 where PyBoy sets ``cpu.bail`` (mapper writes)."""
+    mem = m.mem
+    if addr < ROM_END:
+        mbc_write(m, i, addr, value)
+        return 1
+    if addr < CART_RAM_LO:
+        i32 = m.i32
+        if i32[i, ACCESS_OFFSET] != 0:
+            if vram_blocked(m, i, 1) != 0:
+                return 0
+        k = addr - VRAM_LO
+        if i32[i, VLOG_LINE] != 0:  # the last frame is being drawn
+            video_log_write(m, i, VIDEO_VRAM + k, int(mem[i, VRAM_BASE + k]), value & 0xFF)
+        mem[i, VRAM_BASE + k] = wp.uint8(value & 0xFF)
+        return 0
+    if addr < WRAM_LO:
+        cart_ram_write(m, i, addr, value)
+        return 0
+    mem[i, wram_index(addr)] = wp.uint8(value & 0xFF)
+    return 0
