@@ -84,26 +84,12 @@ from gbxcule.backends.checks import (
 from gbxcule.backends.host_training import HostTrainingMixin, host_actions
 from gbxcule.core.actions import check_step_timing, get_codec, validate_actions
 from gbxcule.core.dmg import POST_BOOT_PC
+from gbxcule.core.pixels import SHADE_RGB, STOCK_SHADE_RGB, shades_of_rgb
 from gbxcule.core.step_end import StepEnd
 from gbxcule.core.symbols import SymbolTable, symbols_beside
 
 PYBOY_VERSION = "2.8.1"
-# Shade index -> RGB. Grey, so every channel alone identifies the shade.
-SHADE_RGB = (0xFFFFFF, 0xAAAAAA, 0x555555, 0x000000)
-# PyBoy 2.8.1's default DMG palette ("Grey"), what a stock ``PyBoy(rom)`` draws with.
-STOCK_SHADE_RGB = (0xFFFFFF, 0x999999, 0x555555, 0x000000)
 SOUND_IO_RANGE = (0xFF10, 0xFF40)  # APU registers and wave RAM: [lo, hi)
-
-
-def _shade_table(palette: tuple[int, ...]) -> np.ndarray:
-    table = np.full(256, 0xFF, dtype=np.uint8)
-    for shade, rgb in enumerate(palette):
-        table[rgb & 0xFF] = shade
-    return table
-
-
-_SHADE_OF_CHANNEL = _shade_table(SHADE_RGB)
-_STOCK_SHADE_OF_CHANNEL = _shade_table(STOCK_SHADE_RGB)
 
 _STATE_VERSION = 29  # PyBoy 2.8.1's save-state format
 _CPU_BLOCK_BYTES = 33  # header (6) + A F B C D E (6) + HL SP PC (6) + 7 flags + cycles (8)
@@ -268,16 +254,16 @@ def cpu_block(pyboy: Any) -> dict[str, int]:
     }
 
 
-def shades_from_rgba(rgba: np.ndarray, *, stock: bool = False) -> np.ndarray:
+def shades_from_rgba(rgba: np.ndarray) -> np.ndarray:
     """uint8 [144,160] shade indices of a PyBoy RGBA screen drawn with :data:`SHADE_RGB`
-    (``stock``: with PyBoy's default palette, :data:`STOCK_SHADE_RGB`)."""
-    rgb = np.asarray(rgba)[:, :, :3]
-    shades = (_STOCK_SHADE_OF_CHANNEL if stock else _SHADE_OF_CHANNEL)[rgb[:, :, 0]]
-    if (shades == 0xFF).any() or not (
-        np.array_equal(rgb[:, :, 0], rgb[:, :, 1]) and np.array_equal(rgb[:, :, 0], rgb[:, :, 2])
-    ):
-        palette = "STOCK_SHADE_RGB" if stock else "SHADE_RGB"
-        raise RuntimeError(f"screen has a colour outside {palette}; was PyBoy built by make_pyboy?")
+    or PyBoy's default palette, :data:`STOCK_SHADE_RGB` (the stock backend's, and the
+    screen a stock PyBoy's save state brings until the next frame is drawn)."""
+    shades = shades_of_rgb(np.asarray(rgba)[:, :, :3])
+    if shades is None:
+        raise RuntimeError(
+            "screen has a colour outside SHADE_RGB and STOCK_SHADE_RGB; was PyBoy built by "
+            "make_pyboy, and its save state by a PyBoy with the default palette?"
+        )
     return shades
 
 
@@ -427,7 +413,7 @@ class PyBoySingleBackend(HostTrainingMixin):
         pyboy = self.pyboy(env)
         if not self.render:
             raise RuntimeError("frame_shades needs a backend built with render=True")
-        return shades_from_rgba(pyboy.screen.ndarray, stock=self.stock)
+        return shades_from_rgba(pyboy.screen.ndarray)
 
     def close(self) -> None:
         for pyboy in self._pyboys:

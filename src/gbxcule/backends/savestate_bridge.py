@@ -22,13 +22,15 @@ machine: refuses CGB states, then
   one-shots, which our boot run leaves set, and the sprite-line cache, marked stale so
   the kernel rebuilds it from the loaded OAM (:data:`FRESH_PYBOY_FIELDS`);
 * the MBC3 clock's last sync is 0, as PyBoy sets it; unlike PyBoy, the wall time since
-  the save is *not* added: the emulated clock only follows cycles (``kernels/board/rtc.py``).
+  the save is *not* added: the emulated clock only follows cycles (``kernels/board/rtc.py``);
+* the screen PyBoy saved is the frame the renderers draw until the next one is, as PyBoy
+  shows it (``kernels/ppu/ppu.py``, ``lcd_from_pyboy``).
 
 Exporting (:func:`pyboy_state_from_env`) writes the same fields back into a v29
 ``PyBoyState``. What it cannot carry: the audio buffer and the sound fields only samples
 depend on (``kernels/apu/apu.py``'s ``APU_SAMPLE_ONLY``, as the last trigger or load left
-them), the screen buffer and per-line scroll record (zero; PyBoy redraws on its next frame) and every
-field PyBoy does not save (above). The clock's ``saved_at`` is written as +infinity
+them), the per-line scroll record (zero; PyBoy redraws on its next frame) and every
+field PyBoy does not save (above). Its screen is the env's last frame as drawn here. The clock's ``saved_at`` is written as +infinity
 so PyBoy 2.8.1 adds no wall time when it loads the export.
 """
 
@@ -38,6 +40,7 @@ import numpy as np
 
 from gbxcule.backends.machine_state import MachineState, capture_env, copy_state, restore_env
 from gbxcule.backends.warp_base import CartConfig, allocate_machine
+from gbxcule.core import pixels as px
 from gbxcule.core.memory_layout import SPAN
 from gbxcule.core.pyboy_state import PyBoyState
 from gbxcule.core.savestate import SavestateError, cart_layout_from_rom
@@ -71,20 +74,26 @@ def env_state_from_pyboy(state: PyBoyState, base: MachineState, cart: CartConfig
     return _derive_lcd(st, cart)
 
 
+def _scratch_machine(st: MachineState, cart: CartConfig):
+    """A one-env CPU machine holding ``st`` (its ROM zeros: what runs on it reads none)."""
+    m = allocate_machine(
+        1,
+        rom=np.zeros(SPAN["romx"].hi, dtype=np.uint8),
+        boot=np.zeros(0x100, dtype=np.uint8),
+        cart=cart,
+        device="cpu",
+    )
+    restore_env(m, 0, st)
+    return m
+
+
 def _derive_lcd(st: MachineState, cart: CartConfig) -> MachineState:
     """Run ``kernels/pyboy_load.py`` on a one-env scratch machine holding ``st``."""
     import warp as wp
 
     from gbxcule.kernels.pyboy_load import derive_lcd_after_load
 
-    m = allocate_machine(
-        1,
-        rom=np.zeros(SPAN["romx"].hi, dtype=np.uint8),  # not read by the derivation
-        boot=np.zeros(0x100, dtype=np.uint8),
-        cart=cart,
-        device="cpu",
-    )
-    restore_env(m, 0, st)
+    m = _scratch_machine(st, cart)
     one = wp.ones(1, dtype=wp.uint8, device="cpu")
     wp.launch(derive_lcd_after_load, dim=1, inputs=[m, one], device="cpu")
     return capture_env(m, 0)
@@ -96,4 +105,22 @@ def pyboy_state_from_env(st: MachineState, cart: CartConfig, rom: bytes) -> PyBo
     parts: dict = {}
     for unit in UNITS:  # kernels/units.py: each gives back its own part
         parts.update(unit.save(st, cart, layout))
+    parts["renderer"].screen = _screen_words(st, cart)
     return PyBoyState(cart_layout=layout, **parts)
+
+
+def _screen_words(st: MachineState, cart: CartConfig) -> np.ndarray:
+    """The env's last frame as PyBoy's screen buffer (``uint32 [144, 160]``, the oracle's
+    palette), drawn by the renderer on a scratch machine: what PyBoy shows after loading
+    the export, and what loading it back draws (``px.frame_of_shades``)."""
+    import warp as wp
+
+    from gbxcule.kernels.ppu.render import render_full_kernel
+
+    m = _scratch_machine(st, cart)
+    out = wp.empty((1, px.SCREEN_H, px.SCREEN_W), dtype=wp.uint8, device="cpu")
+    envs = wp.zeros(1, dtype=wp.int32, device="cpu")
+    video = (m.frame_video, px.VIDEO_VRAM_OFF, px.VIDEO_OAM_OFF, m.line_latch, m.video_log)
+    wp.launch(render_full_kernel, dim=(1, px.SCREEN_H), inputs=[*video, envs, out], device="cpu")
+    grey = px.GREY_LEVELS[out.numpy()[0]].astype(np.uint32)
+    return grey | grey << 8 | grey << 16 | np.uint32(0xFF) << 24

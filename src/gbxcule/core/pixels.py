@@ -138,9 +138,14 @@ def video_offsets(row_width: int) -> tuple[int, int]:
     )
 
 
-# Grey levels for images, shade 0 = white: the greys the PyBoy oracle is run with
-# (backends.pyboy_backend.SHADE_RGB), so our PNGs and PyBoy's screens look the same.
-GREY_LEVELS = np.array([0xFF, 0xAA, 0x55, 0x00], dtype=np.uint8)
+# PyBoy's DMG palettes, shade 0 first: the one the oracle runs with
+# (backends.pyboy_backend.make_pyboy), and PyBoy 2.8.1's default ("Grey"), what a stock
+# ``PyBoy(rom)`` draws with and so what the screen in a user's save state holds.
+SHADE_RGB = (0xFFFFFF, 0xAAAAAA, 0x555555, 0x000000)
+STOCK_SHADE_RGB = (0xFFFFFF, 0x999999, 0x555555, 0x000000)
+# Grey levels for images, shade 0 = white: the oracle's greys, so our PNGs and PyBoy's
+# screens look the same.
+GREY_LEVELS = np.array([rgb & 0xFF for rgb in SHADE_RGB], dtype=np.uint8)
 
 
 def _check_uint8(name: str, a: np.ndarray, last_dim: int) -> None:
@@ -260,3 +265,78 @@ def packed_l1_distance_torch(a, b, lut=None):
 
 def shape_of(t) -> tuple[int, ...]:
     return tuple(int(s) for s in t.shape)
+
+
+# ---- PyBoy screens as shades, and a screen as a frame the renderers draw ----------------
+
+_NOT_A_SHADE = 0xFF
+
+
+def _shade_of_grey() -> np.ndarray:
+    table = np.full(256, _NOT_A_SHADE, dtype=np.uint8)
+    for palette in (SHADE_RGB, STOCK_SHADE_RGB):
+        for shade, rgb in enumerate(palette):
+            table[rgb & 0xFF] = shade
+    return table
+
+
+SHADE_OF_GREY = _shade_of_grey()
+
+
+def shades_of_rgb(rgb: np.ndarray) -> np.ndarray | None:
+    """``uint8 [..., 3+]`` colours (RGB first) of either DMG palette -> shades ``[...]``;
+    ``None`` if any colour is in neither (a custom palette)."""
+    rgb = np.asarray(rgb)
+    shades = SHADE_OF_GREY[rgb[..., 0]]
+    grey = np.array_equal(rgb[..., 0], rgb[..., 1]) and np.array_equal(rgb[..., 0], rgb[..., 2])
+    if not grey or (shades == _NOT_A_SHADE).any():
+        return None
+    return shades
+
+
+def shades_of_screen_words(words: np.ndarray) -> np.ndarray | None:
+    """PyBoy's screen buffer as a save state holds it (``uint32 [144, 160]``, bytes R, G,
+    B, A from the lowest) -> shades, or ``None`` (see :func:`shades_of_rgb`)."""
+    rgba = np.ascontiguousarray(words, dtype="<u4").view(np.uint8)
+    return shades_of_rgb(rgba.reshape(SCREEN_H, SCREEN_W, 4))
+
+
+# Where frame_of_shades puts its tiles: the top 72 lines' 180 tiles at 0x8000 (LCDC bit 4
+# set: tile n at 0x8000 + 16n), the bottom 72 lines' at 0x8B40 (bit 4 clear: signed
+# indices from 0x9000, so 0x8B40 is index -76), one BG map at 0x9800.
+_TOP_TILES = 0x0000
+_BOTTOM_TILES = 0x0B40
+_SIGNED_BASE = 0x1000
+_BG_MAP = 0x1800
+_LCDC_TOP = 0x91  # LCD on, tiles at 0x8000, BG on; window and objects off
+_LCDC_BOTTOM = 0x81
+_IDENTITY_BGP = 0xE4  # colour k is shade k
+
+
+def frame_of_shades(shades: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A frame the renderers draw as ``shades`` (``uint8 [144, 160]``, 0..3): one env's
+    ``(line_latch [144, LATCH_FIELDS], frame_video [FRAME_VIDEO_BYTES])``, the screen as
+    360 background tiles of its own with an identity palette (an empty video log goes with
+    it). How a PyBoy state's screen is shown until the first frame is drawn."""
+    shades = np.asarray(shades, dtype=np.uint8)
+    if shades.shape != (SCREEN_H, SCREEN_W) or (shades.size and int(shades.max()) >= 4):
+        raise ValueError(f"shades must be uint8 [{SCREEN_H}, {SCREEN_W}] of 0..3")
+    rows, cols = SCREEN_H // 8, SCREEN_W // 8  # 18 x 20 tiles
+    tiles = shades.reshape(rows, 8, cols, 8).transpose(0, 2, 1, 3).reshape(rows * cols, 8, 8)
+    weights = (1 << np.arange(7, -1, -1)).astype(np.uint16)  # pixel 0 is bit 7
+    lo = ((tiles & 1) * weights).sum(axis=-1).astype(np.uint8)
+    hi = ((tiles >> 1) * weights).sum(axis=-1).astype(np.uint8)
+    data = np.stack([lo, hi], axis=-1).reshape(rows * cols, 16)  # [tile, row lo/hi]
+    half = rows // 2 * cols  # 180 tiles a half
+    video = np.zeros(FRAME_VIDEO_BYTES, dtype=np.uint8)
+    top, bottom_at = VIDEO_VRAM_OFF + _TOP_TILES, VIDEO_VRAM_OFF + _BOTTOM_TILES
+    video[top : top + 16 * half] = data[:half].reshape(-1)
+    video[bottom_at : bottom_at + 16 * half] = data[half:].reshape(-1)
+    index = np.arange(half)
+    bottom = (_BOTTOM_TILES - _SIGNED_BASE) // 16 + index  # -76 .. 103
+    ty, tx = np.divmod(np.arange(rows * cols), cols)
+    video[VIDEO_VRAM_OFF + _BG_MAP + ty * 32 + tx] = np.concatenate([index, bottom]) & 0xFF
+    latch = np.zeros((SCREEN_H, LATCH_FIELDS), dtype=np.uint8)
+    latch[:, LATCH_LCDC] = np.where(np.arange(SCREEN_H) < SCREEN_H // 2, _LCDC_TOP, _LCDC_BOTTOM)
+    latch[:, LATCH_BGP] = _IDENTITY_BGP
+    return latch, video

@@ -586,7 +586,8 @@ def lcd_power_on(m: wp.ref[Machine], i: int):
 # ---- PyBoy save state (host side) ------------------------------------------------------
 
 # LCD and renderer fields PyBoy does not save: loading keeps them from the machine it loads
-# into. (The distances to the next event and frame end, the STAT IRQ line and, in mode 3,
+# into. (The frame the renderers draw is loaded from the state's screen, lcd_from_pyboy;
+# the distances to the next event and frame end, the STAT IRQ line and, in mode 3,
 # the mode-3 adjustment are derived after loading: kernels/pyboy_load.py.)
 LCD_UNSAVED = frozenset(
     {
@@ -596,9 +597,6 @@ LCD_UNSAVED = frozenset(
         "win_line",  # the renderer's window line counter
         "lcd_render",
         "vlog_line",
-        "line_latch",
-        "frame_video",
-        "video_log",
         "oam_lines_ok",  # the sprite-line cache, rebuilt from OAM
         *(f"oam_band{b}" for b in range(OAM_BANDS)),
     }
@@ -617,7 +615,15 @@ LCD_REGS = {"lcdc": LCDC, "stat": STAT, "scy": SCY, "scx": SCX, "ly": LY, "lyc":
 def lcd_from_pyboy(lcd: LcdState, renderer: RendererState, st: MachineState) -> None:
     """Load PyBoy's LCD and renderer blocks into the host state ``st`` (VRAM, OAM, the
     registers, the LCD clock and its flags, the window-Y flag; the unsaved one-shots as
-    :data:`LCD_FRESH_AFTER_LOAD`). Run ``kernels/pyboy_load.py`` afterwards."""
+    :data:`LCD_FRESH_AFTER_LOAD`). Run ``kernels/pyboy_load.py`` afterwards.
+
+    The screen PyBoy saved becomes the frame the renderers draw (``px.frame_of_shades``)
+    until the next one is: what PyBoy shows after loading the state. A screen in a custom
+    palette leaves the frame as it was."""
+    shades = px.shades_of_screen_words(renderer.screen)
+    if shades is not None:
+        st["line_latch"][...], st["frame_video"][...] = px.frame_of_shades(shades)
+        st["video_log"][...] = 0
     mem = st["mem"]
     mem[VRAM_OFF : VRAM_OFF + VRAM_SIZE] = lcd.vram
     mem[OAM_OFF : OAM_OFF + OAM_SIZE] = lcd.oam
