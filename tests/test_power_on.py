@@ -22,6 +22,7 @@ from gbxcule.asm.bootrom import boot_rom_bytes
 from gbxcule.backends.machine_state import capture_env
 from gbxcule.backends.warp_base import allocate_machine, cart_config
 from gbxcule.core import memory_layout as ml
+from gbxcule.core import pixels as px
 from gbxcule.core.pyboy_state import (
     NoiseChannelState,
     SoundState,
@@ -65,7 +66,7 @@ UNIT_FIELDS = {
         {0xFF01, 0xFF02},
     ),
     "lcd": (
-        {"frame_done", "win_line", "win_active", "lcd_render"}
+        {"frame_done", "win_line", "win_active", "lcd_render", "line_latch"}
         | {f for f in (*I32_FIELDS, *I64_FIELDS) if f.startswith("lcd_")},
         {0xFF41, 0xFF47, 0xFF48, 0xFF49},
     ),
@@ -141,6 +142,10 @@ def test_power_on_state_is_pyboys_constructor_state():
         for name, value in st.items():
             if name == "apu":  # the sound unit's row: Sound() with sound emulated, below
                 assert np.array_equal(value, apu_power_on_row()), f"env {env} apu: {value}"
+            elif name == "line_latch":  # PyBoy's new screen buffer: zero words, black
+                assert np.all(value[:, px.LATCH_FLAGS] == px.LATCH_FLAG_BLANK)
+                assert np.all(value[:, px.LATCH_BGP] == 0xFF)
+                assert np.count_nonzero(value) == 2 * px.SCREEN_H
             elif name == "mem":
                 want = np.zeros_like(value)
                 for addr, reg in NONZERO_REGS.items():

@@ -120,3 +120,17 @@ def test_an_exported_state_shows_the_envs_last_frame_on_pyboy(tmp_path):
     with PyBoySingleBackend(rom, num_envs=1) as b:
         b.load_state(str(path))
         assert np.array_equal(b.frame_shades(0), frame)
+
+
+@pytest.mark.parametrize("boot", ["fast", "dmg", "pyboy"])
+def test_with_no_start_state_both_show_the_screen_pyboy_boots_to(boot):
+    """After the boot ROM: a fresh PyBoy's zero buffer (black) where the boot ROM hands
+    over within the first frame, and the first frame's blank after its logo otherwise."""
+    rom = str(bundled_rom_path("demo"))
+    shown = []
+    for cls in (WarpVecCpuBackend, PyBoySingleBackend):
+        with cls(rom, num_envs=1, boot=boot) as b:
+            b.reset()
+            shown.append(b.screens([0])[0])
+    assert np.array_equal(shown[0], shown[1])
+    assert np.all(shown[0] == {"fast": 3, "dmg": shown[0][0, 0], "pyboy": 0}[boot])

@@ -116,6 +116,7 @@ L_OBP0 = wp.constant(px.LATCH_OBP0)
 L_OBP1 = wp.constant(px.LATCH_OBP1)
 L_WIN_LINE = wp.constant(px.LATCH_WIN_LINE)
 L_FLAGS = wp.constant(px.LATCH_FLAGS)
+LATCH_FIELDS = wp.constant(px.LATCH_FIELDS)
 FLAG_WINDOW_ACTIVE = wp.constant(px.LATCH_FLAG_WINDOW_ACTIVE)
 FLAG_BLANK = wp.constant(px.LATCH_FLAG_BLANK)
 
@@ -557,6 +558,8 @@ def lcd_power_on(m: wp.ref[Machine], i: int):
 
     STAT $80, BGP $FC, OBP0/OBP1 $FF; LCDC, LY, LYC, scroll and window registers are 0
     (the IO page is zero). The sprite-line cache stays 0 (stale): it is rebuilt from OAM.
+    The frame shown is black, as PyBoy's new screen buffer of zero words is, until a frame
+    is drawn or blanked (an episode with no start state shows it after a quick boot).
     """
     i32 = m.i32
     i64 = m.i64
@@ -581,6 +584,11 @@ def lcd_power_on(m: wp.ref[Machine], i: int):
     i32[i, WIN_LINE] = 0
     i32[i, WIN_ACTIVE] = 0
     i32[i, LCD_RENDER] = 0
+    for ly in range(SCREEN_H):
+        for f in range(LATCH_FIELDS):
+            m.line_latch[i, ly, f] = wp.uint8(0)
+        m.line_latch[i, ly, L_BGP] = wp.uint8(0xFF)  # colour 0 is shade 3
+        m.line_latch[i, ly, L_FLAGS] = wp.uint8(FLAG_BLANK)
 
 
 # ---- PyBoy save state (host side) ------------------------------------------------------
