@@ -161,6 +161,67 @@ def test_a_checkpoint_that_carries_code_is_refused(watched, tmp_path, capsys):
         torch.load(latest, weights_only=True)
 
 
+def _other_policy(run: Path, **changes) -> dict:
+    """The run's latest checkpoint with another model (``changes`` to its spec) or task."""
+    from gbxcule.rl.models import ConvPolicy
+
+    state = load_checkpoint(run / "checkpoints" / "latest.pt")
+    spec = {**state["model_spec"], **{k: v for k, v in changes.items() if k != "task_sha256"}}
+    model = ConvPolicy(spec["num_actions"], spec["stack"], spec["obs_format"],
+                       tuple(spec["channels"]), spec["hidden"], spec["num_features"])  # fmt: skip
+    state["model_spec"], state["model"] = spec, model.state_dict()
+    if "task_sha256" in changes:
+        state["task_sha256"] = changes["task_sha256"]
+    return state
+
+
+@pytest.mark.parametrize(
+    "change,named",
+    [
+        ({"num_actions": 3}, "num_actions 3, the run wants 7"),
+        ({"stack": 4}, "stack 4, the run wants 2"),
+        ({"task_sha256": "0" * 64}, "task_sha256 '" + "0" * 64),
+    ],  # fmt: skip
+    ids=["actions", "stack", "task"],
+)
+def test_a_checkpoint_of_another_policy_is_refused_naming_both(
+    watched, tmp_path, capsys, change, named
+):
+    """eval, record, l4 and resume refuse a checkpoint whose policy does not fit the run
+    (another action count, frame stack or task), before anything is trimmed or played."""
+    run = Path(shutil.copytree(watched[0], tmp_path / watched[0].name))
+    assert load_checkpoint(run / "checkpoints" / "latest.pt")["task_sha256"]
+    torch.save(_other_policy(run, **change), run / "checkpoints" / "latest.pt")
+    metrics = (run / "metrics.jsonl").read_bytes()
+    capsys.readouterr()
+    for argv in (
+        ["eval", str(run), "--episodes", "1"],
+        ["record", "--policy", str(run), "--out", str(tmp_path / "x.gif")],
+        ["l4", str(run), "--episodes", "1"],
+        ["train", "--resume", str(run), "--total-steps", "1024"],
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "does not fit this run" in err and named in err, (argv, err)
+    assert (run / "metrics.jsonl").read_bytes() == metrics
+    assert not (tmp_path / "x.gif").exists()
+
+
+def test_an_empty_latest_checkpoint_falls_back_to_the_newest_numbered_one(
+    watched, tmp_path, capsys
+):
+    run = Path(shutil.copytree(watched[0], tmp_path / watched[0].name))
+    folder = run / "checkpoints"
+    shutil.copy(folder / "latest.pt", folder / "update_000004.pt")
+    (folder / "latest.pt").write_bytes(b"")
+    capsys.readouterr()
+    with pytest.warns(UserWarning, match=r"latest\.pt: not a complete checkpoint.*update_000004"):
+        assert main(["eval", str(run), "--episodes", "1"]) == 0
+    (folder / "update_000004.pt").write_bytes(b"")
+    assert main(["eval", str(run), "--episodes", "1"]) == 2
+    assert "no checkpoint of" in capsys.readouterr().err
+
+
 def test_eval_reports_baselines_a_grid_video_and_record_replays_a_policy(watched, tmp_path, capsys):
     import statistics
 

@@ -11,6 +11,7 @@ episode's first frame, exactly as the rollout buffer stacks frames in training.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 import torch
 
 from gbxcule.core import pixels as px
-from gbxcule.rl.experiment import load_checkpoint
+from gbxcule.rl.experiment import CheckpointError, load_checkpoint, newest_valid_checkpoint
 from gbxcule.rl.models import ConvPolicy, sample_actions
 
 
@@ -63,8 +64,50 @@ class Agent:
         return sample_actions(logits, generator, deterministic).to(torch.int64)
 
 
-def load_policy(run_dir_or_checkpoint: str | Path, device: Any = "cpu") -> Agent:
-    ckpt = load_checkpoint(run_dir_or_checkpoint, map_location=device)
+def policy_fit(cfg: Any, task: Any, task_sha256: str | None = None) -> dict[str, Any]:
+    """What a checkpoint's policy must be to play ``task`` as the run's config ``cfg``
+    trains it: the model's shape, and the task it learned (its sha256, where known)."""
+    fit = {
+        "num_actions": task.codec.num_actions,
+        "stack": cfg.stack,
+        "obs_format": cfg.obs_format,
+        "channels": list(cfg.channels),
+        "hidden": cfg.hidden,
+        "num_features": len(task.features),
+    }
+    return fit if task_sha256 is None else {**fit, "task_sha256": task_sha256}
+
+
+def check_policy_fits(ckpt: dict[str, Any], fit: dict[str, Any], where: Any) -> None:
+    """Refuse, naming both sides, a checkpoint whose policy does not fit (``policy_fit``).
+    A checkpoint from before checkpoints recorded their task is checked on its shape."""
+    have = {**ckpt["model_spec"], "task_sha256": ckpt.get("task_sha256")}
+    have["channels"] = list(have.get("channels", []))
+    have.setdefault("num_features", 0)
+    bad = [
+        f"{key} {have.get(key)!r}, the run wants {want!r}"
+        for key, want in fit.items()
+        if have.get(key) != want and not (key == "task_sha256" and have[key] is None)
+    ]
+    if bad:
+        raise CheckpointError(f"{where}: its policy does not fit this run: " + "; ".join(bad))
+
+
+def load_policy(
+    run_dir_or_checkpoint: str | Path, device: Any = "cpu", fit: dict[str, Any] | None = None
+) -> Agent:
+    """The policy of a run (its newest checkpoint that loads: an empty or cut ``latest.pt``
+    falls back to the newest ``update_*.pt``, with a warning) or of one checkpoint file;
+    ``fit`` (``policy_fit``) refuses one that does not fit the run it is played in."""
+    source = Path(run_dir_or_checkpoint)
+    if source.is_dir():
+        source, ckpt, skipped = newest_valid_checkpoint(source, map_location=device)
+        for problem in skipped:
+            warnings.warn(f"{problem}; playing {source} instead", stacklevel=2)
+    else:
+        ckpt = load_checkpoint(source, map_location=device)
+    if fit is not None:
+        check_policy_fits(ckpt, fit, source)
     spec = ckpt["model_spec"]
     model = ConvPolicy(
         spec["num_actions"],

@@ -22,9 +22,9 @@ import torch
 from gbxcule.core import pixels as px
 from gbxcule.core.dmg import FRAMES_PER_SECOND
 from gbxcule.files import write_atomic
-from gbxcule.rl.agent import load_policy
+from gbxcule.rl.agent import load_policy, policy_fit
 from gbxcule.rl.experiment import Run
-from gbxcule.tasks.load import load_run_task
+from gbxcule.tasks.load import load_run_task, run_task_sha256
 from gbxcule.tasks.session import TaskSession, make_task_backend
 
 
@@ -78,7 +78,8 @@ def evaluate_episodes(
     cfg = run.config()
     task = load_run_task(run.path)
     constant = _constant_action(policy, task.codec.num_actions)
-    agent = load_policy(run.path) if policy == "trained" else None
+    fit = policy_fit(cfg, task, run_task_sha256(run.path))
+    agent = load_policy(run.path, fit=fit) if policy == "trained" else None
     gen = torch.Generator().manual_seed(seed)
     session = _session(task, cfg, episodes, backend, seed, starts)
     b = session.backend

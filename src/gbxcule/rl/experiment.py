@@ -276,6 +276,10 @@ def _allowed_globals() -> list[Any]:
     return [_reconstruct, np.ndarray, np.dtype, *{type(np.dtype(k)) for k in kinds}]
 
 
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
+
+
 def load_checkpoint(path: str | Path, map_location: Any = "cpu") -> dict[str, Any]:
     """A checkpoint file, or a run directory's ``checkpoints/latest.pt``.
 
@@ -289,17 +293,19 @@ def load_checkpoint(path: str | Path, map_location: Any = "cpu") -> dict[str, An
         if not latest.is_file():
             raise FileNotFoundError(f"no checkpoint in {path} (checkpoints/latest.pt missing)")
         path = latest
+    if path.is_file() and path.stat().st_size == 0:
+        raise CheckpointError(f"{path}: not a complete checkpoint (an empty file)")
     try:
         with torch.serialization.safe_globals(_allowed_globals()):
             state = torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as exc:
         raise CheckpointError(
             f"{path}: refused: it holds Python objects a checkpoint of ours never does "
-            f"(loading it could run code): {str(exc).splitlines()[0]}"
+            f"(loading it could run code): {_first_line(exc)}"
         ) from exc
     except (RuntimeError, EOFError, OSError) as exc:
         raise CheckpointError(
-            f"{path}: not a complete checkpoint (cut short or corrupt): {str(exc).splitlines()[0]}"
+            f"{path}: not a complete checkpoint (cut short or corrupt): {_first_line(exc)}"
         ) from exc
     if not isinstance(state, dict) or state.get("schema") != schemas.CHECKPOINT_SCHEMA:
         got = state.get("schema") if isinstance(state, dict) else type(state).__name__
@@ -307,7 +313,9 @@ def load_checkpoint(path: str | Path, map_location: Any = "cpu") -> dict[str, An
     return state
 
 
-def newest_valid_checkpoint(run_dir: str | Path) -> tuple[Path, dict[str, Any], list[str]]:
+def newest_valid_checkpoint(
+    run_dir: str | Path, map_location: Any = "cpu"
+) -> tuple[Path, dict[str, Any], list[str]]:
     """The newest checkpoint of a run that loads: ``latest.pt``, else the ``update_*.pt``
     files newest first. Returns (path, state, the problems of the ones skipped); raises
     :class:`CheckpointError` when none loads."""
@@ -318,7 +326,9 @@ def newest_valid_checkpoint(run_dir: str | Path) -> tuple[Path, dict[str, Any], 
         if not path.is_file():
             continue
         try:
-            return path, load_checkpoint(path), problems
+            return path, load_checkpoint(path, map_location), problems
         except CheckpointError as exc:
             problems.append(str(exc))
+    if not problems:
+        raise FileNotFoundError(f"no checkpoint in {run_dir} (checkpoints/*.pt)")
     raise CheckpointError(f"no checkpoint of {run_dir} loads: {'; '.join(problems)}")

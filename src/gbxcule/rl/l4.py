@@ -44,9 +44,9 @@ import torch
 from gbxcule.backends.registry import make_backend
 from gbxcule.core import pixels as px
 from gbxcule.lockstep import LockstepConfig, compare_snapshots, take_snapshot, write_bundle
-from gbxcule.rl.agent import Agent, load_policy
+from gbxcule.rl.agent import Agent, load_policy, policy_fit
 from gbxcule.rl.experiment import Run
-from gbxcule.tasks.load import load_run_task
+from gbxcule.tasks.load import load_run_task, run_task_sha256
 from gbxcule.tasks.session import TaskSession, backend_options
 from gbxcule.tasks.task import Task
 
@@ -333,7 +333,7 @@ def compare_policy(
     spec = load_run_task(run.path)
     rom = spec.rom_path(cfg.rom)
     ref = get_reference(reference)
-    model = load_policy(run_dir).model
+    model = load_policy(run_dir, fit=policy_fit(cfg, spec, run_task_sha256(run.path))).model
     ours_b, ref_b = make_backends(spec, rom, ref, episodes, device)
     try:
         return compare_backends(

@@ -31,6 +31,7 @@ from typing import Any
 import torch
 
 from gbxcule.rl import distributed, schemas
+from gbxcule.rl.agent import check_policy_fits, policy_fit
 from gbxcule.rl.async_ppo import Engine
 from gbxcule.rl.experiment import Run, newest_valid_checkpoint, write_json
 from gbxcule.rl.failfast import NonFiniteError, check_tensor, write_failure_bundle
@@ -38,7 +39,7 @@ from gbxcule.rl.models import ConvPolicy
 from gbxcule.rl.monitor import Monitor
 from gbxcule.rl.rollout import make_env
 from gbxcule.rl.schemas import TrainConfig
-from gbxcule.tasks.load import check_overrides, load_run_task, load_task
+from gbxcule.tasks.load import check_overrides, load_run_task, load_task, run_task_sha256
 
 
 class TrainingFailed(RuntimeError):
@@ -167,7 +168,9 @@ def _open_run(ctx, cfg: TrainConfig, out, resume, infos) -> tuple[str, dict | No
             path, ckpt, skipped = newest_valid_checkpoint(run.path)
             for problem in skipped:  # a file cut short by a crash: the one before it
                 print(f"gbxcule train: warning: {problem}; resuming from {path}", file=sys.stderr)
-        if ckpt is not None:
+        if ckpt is not None:  # checked before the run's metrics are trimmed to it
+            fit = policy_fit(cfg, load_run_task(run.path), run_task_sha256(run.path))
+            check_policy_fits(ckpt, fit, path)
             distributed.check_world_size(
                 ckpt.get("world_size", 1), ctx, f"the checkpoint of {run.path}"
             )
@@ -203,6 +206,7 @@ def _checkpoint(engine, run, ctx, cfg, env_steps, rank_states) -> None:
             "ranks": ranks,
             "config": cfg.to_json(),
             "task": cfg.task,
+            "task_sha256": run_task_sha256(run.path),
         },
         cfg.checkpoint_every,
     )

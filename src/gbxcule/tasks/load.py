@@ -166,6 +166,13 @@ def _refuse_relative_imports(task: Task, path: Path) -> None:
             )
 
 
+def run_task_sha256(run_dir: str | Path) -> str | None:
+    """The sha256 of the task a run keeps (its ``task.json``), or None for a run from
+    before runs kept their task."""
+    record = Path(run_dir) / RUN_TASK_RECORD
+    return json.loads(record.read_text())["sha256"] if record.is_file() else None
+
+
 def load_run_task(run_dir: str | Path) -> Task:
     """The task a run was trained on, from its own copy (module doc)."""
     run_dir = Path(run_dir)
