@@ -5,6 +5,7 @@ refuses, checkpoints that are cut short or carry code."""
 from __future__ import annotations
 
 import io
+import os
 import pickle
 import shutil
 import zipfile
@@ -136,6 +137,23 @@ def test_resume_extends_refuses_says_when_done_and_survives_a_cut_checkpoint(tmp
     err = capsys.readouterr().err
     assert "warning:" in err and "resuming from" in err and "update_000003.pt" in err
     assert [r["update"] for r in Run.open(run).metrics()] == [0, 1, 2, 3, 4]
+
+
+def test_one_writer_per_run_and_no_budget_below_what_was_trained(watched, tmp_path, capsys):
+    run = Path(shutil.copytree(watched[0], tmp_path / watched[0].name))
+    before = {p.name: p.read_bytes() for p in (run / "metrics.jsonl", run / "config.json")}
+    lock = Run.open(run).hold_writer()  # another writer, alive
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run), "--total-steps", "1024"]) == 2
+    err = capsys.readouterr().err
+    assert f"is being written by process {os.getpid()}" in err and "one writer per run" in err
+    lock.close()
+    assert main(["train", "--resume", str(run), "--total-steps", "256"]) == 2
+    assert "has trained 512 env steps; --total-steps 256 is fewer" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in (run / "metrics.jsonl", run / "config.json")} == before
+    assert main(["train", "--resume", str(run), "--total-steps", "640"]) == 0  # lock let go
+    assert [r["update"] for r in Run.open(run).metrics()] == [0, 1, 2, 3, 4]
+    Run.open(run).hold_writer().close()  # and this run let go of it when it ended
 
 
 class Boom:

@@ -161,6 +161,13 @@ def run_name(cfg: TrainConfig, rom: Path) -> str:
     return f"{ts}__{schemas.ALGO}__{rom_id}__{tag}"
 
 
+WRITER_LOCK = "writer.lock"
+
+
+class RunBusyError(ValueError):
+    """A run another process is writing (its ``writer.lock`` is held)."""
+
+
 class Run:
     """An open run directory."""
 
@@ -207,6 +214,32 @@ class Run:
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"not a run directory (no config.json): {path}")
         return cls(path)
+
+    def hold_writer(self) -> Any:
+        """Take this run's writer lock (``writer.lock``, an advisory ``flock`` the system
+        drops when the process ends, ``kill -9`` included) and return the open file that
+        holds it: close it to let go. A second writer is refused naming the first.
+        (Without ``fcntl``, on Windows, nothing is locked.)"""
+        try:
+            import fcntl
+        except ImportError:
+            return None
+        f = open(self.path / WRITER_LOCK, "a+")  # noqa: SIM115 - held until the run ends
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            who = f.read().strip() or "another process"
+            f.close()
+            raise RunBusyError(
+                f"{self.path} is being written by {who}: one writer per run (wait for it, "
+                "or stop it, then resume)"
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"process {os.getpid()} on {platform.node()}\n")
+        f.flush()
+        return f
 
     def remove_stale_temp_files(self) -> list[Path]:
         """Delete temp files a killed writer left (``.<name>.<random>`` of ``write_atomic``);

@@ -140,13 +140,20 @@ def _on_main(ctx: distributed.DistContext, fn: Callable[[], Any]) -> Any:
     return value
 
 
-def _resolve_config(ctx, cfg, out, resume, budget) -> dict:
+def _resolve_config(ctx, cfg, out, resume, budget, held: list) -> dict:
     if resume is not None:
         run = Run.open(resume)
+        held.append(run.hold_writer())  # before anything of the run is touched
         run.remove_stale_temp_files()  # a kill -9 mid-write leaves one; never read
         cfg = run.config()
         distributed.check_world_size(cfg.world_size, ctx, f"run {run.path}")
         changes = {k: v for k, v in budget.items() if v is not None}
+        trained = max((int(r.get("env_steps", 0)) for r in run.metrics()), default=0)
+        if 0 < changes.get("total_steps", 0) < trained:
+            raise ValueError(
+                f"{run.path.name} has trained {trained:,} env steps; --total-steps "
+                f"{changes['total_steps']:,} is fewer (the run is left as it was)"
+            )
         if len(changes) == 1:  # the budget given governs: steps or minutes
             other = "minutes" if "total_steps" in changes else "total_steps"
             changes[other] = 0
@@ -213,13 +220,25 @@ def _checkpoint(engine, run, ctx, cfg, env_steps, rank_states) -> None:
 
 
 def _train(ctx, cfg, out, resume, budget, on_update, argv) -> Run:
-    resolved = _on_main(ctx, lambda: _resolve_config(ctx, cfg, out, resume, budget))
+    held: list = []  # rank 0's writer lock on the run, for the whole of training
+    try:
+        return _train_held(ctx, cfg, out, resume, budget, on_update, argv, held)
+    finally:
+        for lock in held:
+            if lock is not None:
+                lock.close()
+
+
+def _train_held(ctx, cfg, out, resume, budget, on_update, argv, held: list) -> Run:
+    resolved = _on_main(ctx, lambda: _resolve_config(ctx, cfg, out, resume, budget, held))
     cfg = TrainConfig.from_json(resolved)
     device = ctx.device_for(cfg.device)
     ctx.set_envs(cfg.num_envs)
     infos = ctx.all_gather(distributed.rank_info(ctx, device, cfg.num_envs))
     path, ckpt = _on_main(ctx, lambda: _open_run(ctx, cfg, out, resume, infos))
     run = Run(path)
+    if ctx.is_main and not held:  # a new run: nobody else knows its name yet
+        held.append(run.hold_writer())
     task = load_run_task(run.path)
     if cfg.torch_threads > 0:
         torch.set_num_threads(cfg.torch_threads)
