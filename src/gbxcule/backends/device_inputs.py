@@ -232,6 +232,11 @@ def env_mask(mask: Any, num_envs: int, device: Any) -> tuple[wp.array | None, bo
             raise EnvMaskError(f"the env mask must be bool or integer, got dtype {arr.dtype}")
         if arr.shape != (num_envs,):
             raise EnvMaskError(f"the env mask must have shape ({num_envs},), got {arr.shape}")
+        if arr.dtype != np.bool_ and arr.size and (arr.min() < 0 or arr.max() > 1):
+            raise EnvMaskError(
+                f"an integer env mask holds 0 or 1 per env, got values {arr.min()}..{arr.max()}: "
+                "env indices? pass a bool [N] mask with those envs set"
+            )
         sel = (arr != 0).astype(np.uint8)
         if not sel.any():
             return None, False

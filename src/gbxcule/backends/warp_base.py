@@ -150,6 +150,7 @@ def allocate_machine(
         raise ValueError(f"num_envs must be >= 1, got {num_envs}")
     if mem_layout not in MEM_LAYOUTS:
         raise ValueError(f"mem_layout must be one of {MEM_LAYOUTS}, got {mem_layout!r}")
+    check_room_for_envs(num_envs, bytes_per_env(cart), device)
     m = Machine()
     shapes = trailing_shapes()
     scalars = {**cart.scalars(), "cpu_fast_paths": int(bool(cpu_fast_paths))}
@@ -175,6 +176,50 @@ def allocate_machine(
             interleaved = mem_layout == "interleaved"  # every per-env block, env axis last
             setattr(m, name, _per_env_zeros(num_envs, trailing, vtype.dtype, device, interleaved))
     return m
+
+
+def bytes_per_env(cart: CartConfig) -> int:
+    """The bytes one env's state takes (every per-env array of the ``Machine``)."""
+    from gbxcule.kernels.state import Machine
+
+    shapes = {**trailing_shapes(), "mem": (row_bytes(cart.cart_ram_bytes),)}
+    total = 0
+    for name, var in Machine.vars.items():
+        if name in SHARED_FIELDS or not hasattr(var.type, "ndim"):
+            continue
+        items = int(np.prod(shapes.get(name, ()), dtype=np.int64))
+        total += items * wp.types.type_size_in_bytes(var.type.dtype)
+    return total
+
+
+def free_bytes(device: str) -> int | None:
+    """Memory free for new arrays on ``device`` (Linux's MemAvailable on the host, the
+    driver's free memory on a GPU), or None where it cannot be told."""
+    if str(device).startswith("cuda"):
+        free = getattr(wp.get_device(device), "free_memory", None)
+        return int(free) if free is not None else None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_room_for_envs(num_envs: int, per_env: int, device: str) -> None:
+    """Refuse, with the numbers, envs whose state alone would not fit in free memory
+    (before allocating: a failed allocation of millions of envs took seconds and ended in
+    a raw traceback)."""
+    free = free_bytes(device)
+    need = num_envs * per_env
+    if free is not None and need > free:
+        gib = 1 << 30
+        raise ValueError(
+            f"{num_envs:,} envs need {need / gib:,.1f} GiB for their emulator state alone "
+            f"({per_env:,} B each) and {device} has {free / gib:,.1f} GiB free: use fewer envs"
+        )
 
 
 def _per_env_zeros(num_envs: int, trailing: tuple[int, ...], dtype, device: str, interleaved: bool):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import sys
 from types import ModuleType
@@ -13,6 +14,32 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 class UsageError(Exception):
     """Bad arguments; printed without a traceback, exit code 2."""
+
+
+def _int_at_least(low: int, what: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is not {what}")
+        return value
+
+    parse.__name__ = what  # argparse names the type in its message
+    return parse
+
+
+positive_int = _int_at_least(1, "a count >= 1")
+nonnegative_int = _int_at_least(0, "a count >= 0")
+
+
+def seed_int(text: str) -> int:
+    """A seed: a whole number 0 .. 2**63 - 1 (what Torch and NumPy generators take)."""
+    value = nonnegative_int(text)
+    if value >= 2**63:
+        raise argparse.ArgumentTypeError(f"seed {value} is not below 2**63")
+    return value
 
 
 def bench_module(name: str) -> ModuleType:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from gbxcule.cli.command import nonnegative_int, positive_int, seed_int
 from gbxcule.cli.playback import (
     DEVICES,
     backend_for,
@@ -99,10 +100,9 @@ def run_demo(
     if num_envs < 1 or steps < 1 or gif_envs < 1:
         raise ValueError(f"need envs, steps, gif envs >= 1, got {num_envs}, {steps}, {gif_envs}")
     name = backend_for(device, backend)
-    actions = random_actions(steps, num_envs, CODEC, seed)
     shown = list(range(min(gif_envs, num_envs)))
     gif_frames: list[np.ndarray] = []
-    env_backend = make_backend(
+    env_backend = make_backend(  # first: it refuses envs that cannot fit, before actions
         name,
         str(bundled_rom_path(game)),
         num_envs=num_envs,
@@ -111,6 +111,7 @@ def run_demo(
         action_codec=CODEC,
     )
     try:
+        actions = random_actions(steps, num_envs, CODEC, seed)
         env_backend.reset(seed=seed)
         times = []
         for k in range(steps):
@@ -173,14 +174,16 @@ def configure(p: argparse.ArgumentParser) -> None:
         + "; ".join(f"{g.name}: {g.summary}" for g in GAMES.values())
         + f" (default {DEFAULT_GAME})",
     )
-    p.add_argument("--envs", type=int, default=64, help="number of envs (default 64)")
-    p.add_argument("--steps", type=int, default=100, help="steps to run (default 100)")
+    p.add_argument("--envs", type=positive_int, default=64, help="number of envs (default 64)")
+    p.add_argument("--steps", type=positive_int, default=100, help="steps to run (default 100)")
     p.add_argument(
         "--device", choices=DEVICES, help="Warp device (default: cuda if Warp sees one, else cpu)"
     )
     p.add_argument("--backend", help="run another registry backend instead (e.g. pyboy)")
-    p.add_argument("--seed", type=int, default=0, help="action seed (default 0)")
-    p.add_argument("--gif-envs", type=int, default=4, help="envs shown in the GIF (default 4)")
+    p.add_argument("--seed", type=seed_int, default=0, help="action seed (default 0)")
+    p.add_argument(
+        "--gif-envs", type=nonnegative_int, default=4, help="envs shown in the GIF (default 4)"
+    )
     p.add_argument("--out", type=Path, default=Path("out/demo"), help="default: out/demo/")
     p.add_argument(
         "--save-rom",

@@ -6,14 +6,14 @@ import argparse
 import statistics
 
 from gbxcule.backends.registry import TASK_BACKENDS
-from gbxcule.cli.command import EXIT_OK
+from gbxcule.cli.command import EXIT_OK, positive_int, seed_int
 
 HELP = "mean return of a trained policy (run dir or checkpoint) over fresh episodes"
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", help="a run directory written by gbxcule train")
-    p.add_argument("--episodes", type=int, default=32, help="fresh episodes (default 32)")
+    p.add_argument("--episodes", type=positive_int, default=32, help="fresh episodes (default 32)")
     p.add_argument(
         "--backend",
         choices=TASK_BACKENDS,
@@ -23,10 +23,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--deterministic", action="store_true", help="argmax actions instead of sampling"
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--gif", default=None, help="write env 0's episode as a GIF here")
     p.add_argument(
-        "--video", type=int, default=1, metavar="N", help="the GIF shows N envs in a grid (1)"
+        "--video",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="the GIF shows N envs in a grid (1)",
     )
     p.add_argument(
         "--state",

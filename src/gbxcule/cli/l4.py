@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from gbxcule.backends.registry import TASK_BACKENDS
-from gbxcule.cli.command import EXIT_FAILED, EXIT_OK, UsageError
+from gbxcule.cli.command import EXIT_FAILED, EXIT_OK, UsageError, positive_int, seed_int
 
 HELP = "L4: play a trained policy on our backend and on PyBoy, step by step (or --bench)"
 
@@ -28,8 +28,12 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="oracle: PyBoy with our boot ROM (ours boot=fast); stock: PyBoy(rom) as a user "
         "builds it (ours boot=pyboy); default both",
     )
-    p.add_argument("--episodes", type=int, default=8, help="episodes per reference (default 8)")
-    p.add_argument("--seed", type=int, default=0, help="episode e samples with seed+e (both sides)")
+    p.add_argument(
+        "--episodes", type=positive_int, default=8, help="episodes per reference (default 8)"
+    )
+    p.add_argument(
+        "--seed", type=seed_int, default=0, help="episode e samples with seed+e (both sides)"
+    )
     p.add_argument("--device", default="cpu", help="our backend: cpu or cuda[:N] (default cpu)")
     p.add_argument("--no-state", action="store_true", help="compare only what the agent sees")
     p.add_argument("--bundles", default="repro", help="folder for repro bundles (default repro)")
@@ -40,11 +44,15 @@ def configure(p: argparse.ArgumentParser) -> None:
         default=None,
         help="train a run on this emulator first (with --total-steps)",
     )
-    p.add_argument("--total-steps", type=int, default=65_536, help="training budget (env steps)")
-    p.add_argument("--train-seed", type=int, default=1)
+    p.add_argument(
+        "--total-steps", type=positive_int, default=65_536, help="training budget (env steps)"
+    )
+    p.add_argument("--train-seed", type=seed_int, default=1)
     p.add_argument("--runs", default="runs", help="folder for trained runs (default runs)")
     p.add_argument("--bench", default=None, metavar="OUT_DIR", help="run the whole benchmark")
-    p.add_argument("--seeds", type=int, default=10, help="--bench: training seeds per direction")
+    p.add_argument(
+        "--seeds", type=positive_int, default=10, help="--bench: training seeds per direction"
+    )
     p.add_argument("--margin", type=float, default=0.5, help="TOST margin in return units")
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from gbxcule.cli.command import nonnegative_int, positive_int, seed_int
 from gbxcule.cli.playback import (
     DEVICES,
     RolloutError,
@@ -210,19 +211,30 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--state", type=Path, help="save state to start from (backends with load_state)")
     p.add_argument("--actions", type=Path, help="action ids: text (one per line) or .npy")
-    p.add_argument("--env", type=int, default=0, help="env whose actions are replayed (default 0)")
     p.add_argument(
-        "--num-envs", type=int, default=64, help="width of the random action draw (default 64)"
+        "--env", type=nonnegative_int, default=0, help="env whose actions are replayed (default 0)"
     )
-    p.add_argument("--steps", type=int, help="default: the actions file's length, else 100")
+    p.add_argument(
+        "--num-envs",
+        type=positive_int,
+        default=64,
+        help="width of the random action draw (default 64)",
+    )
+    p.add_argument(
+        "--steps", type=positive_int, help="default: the actions file's length, else 100"
+    )
     p.add_argument(
         "--out", type=Path, help="FILE.gif or FILE.mp4 (default out/record/ROM_envK.gif)"
     )
-    p.add_argument("--frames-per-step", type=int, default=24)
-    p.add_argument("--release-after-frames", type=int, help="default: min(8, frames per step)")
+    p.add_argument("--frames-per-step", type=positive_int, default=24)
+    p.add_argument(
+        "--release-after-frames", type=nonnegative_int, help="default: min(8, frames per step)"
+    )
     p.add_argument("--codec", default="pokemonred_puffer_v1", help="action codec")
-    p.add_argument("--seed", type=int, default=0, help="random-action seed (default 0)")
-    p.add_argument("--scale", type=int, default=2, help="pixel scale of the video (default 2)")
+    p.add_argument("--seed", type=seed_int, default=0, help="random-action seed (default 0)")
+    p.add_argument(
+        "--scale", type=positive_int, default=2, help="pixel scale of the video (default 2)"
+    )
     p.add_argument(
         "--device", choices=DEVICES, help="Warp device (default: cuda if seen, else cpu)"
     )

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from gbxcule.cli.command import EXIT_FAILED, EXIT_OK, UsageError
+from gbxcule.cli.command import EXIT_FAILED, EXIT_OK, UsageError, nonnegative_int
 from gbxcule.tasks.load import BUILTIN
 
 HELP = "train a PPO policy on a task (run dir with metrics, checkpoints, curve, eval GIF)"
@@ -60,7 +60,10 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="continue a run from its last checkpoint with its own config",
     )
     p.add_argument(
-        "--eval-episodes", type=int, default=16, help="episodes for the final eval (0: none)"
+        "--eval-episodes",
+        type=nonnegative_int,
+        default=16,
+        help="episodes for the final eval (0: none)",
     )
     p.add_argument(
         "--no-report", action="store_true", help="skip the learning-curve PNG and eval GIF"

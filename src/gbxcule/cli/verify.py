@@ -11,7 +11,15 @@ import dataclasses
 from pathlib import Path
 
 from gbxcule import lockstep
-from gbxcule.cli.command import EXIT_FAILED, EXIT_OK, UsageError, bench_module
+from gbxcule.cli.command import (
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    bench_module,
+    nonnegative_int,
+    positive_int,
+    seed_int,
+)
 
 HELP = "lockstep a backend against PyBoy; repro bundle at the first divergence"
 
@@ -41,17 +49,21 @@ def configure(p: argparse.ArgumentParser) -> None:
         type=Path,
         help="with --rom: a PyBoy .state both backends load after reset (start of play)",
     )
-    p.add_argument("--steps", type=int, help="steps to run (default: 100, or the spec's)")
-    p.add_argument("--frames-per-step", type=int, help="default: 24, or the spec's")
-    p.add_argument("--release-after-frames", type=int, help="default: min(8, frames), or spec")
+    p.add_argument("--steps", type=positive_int, help="steps to run (default: 100, or the spec's)")
+    p.add_argument("--frames-per-step", type=positive_int, help="default: 24, or the spec's")
+    p.add_argument(
+        "--release-after-frames", type=nonnegative_int, help="default: min(8, frames), or spec"
+    )
     p.add_argument("--codec", help="action codec (default: pokemonred_puffer_v1; suite: buttons)")
     p.add_argument(
         "--actions",
         help="random (seeded), none, or a .npy [steps, envs] file (default: random; "
         "suite: the spec's inputs)",
     )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--every", type=int, default=1, help="compare every K steps (default 1)")
+    p.add_argument("--seed", type=seed_int, default=0)
+    p.add_argument(
+        "--every", type=positive_int, default=1, help="compare every K steps (default 1)"
+    )
     p.add_argument(
         "--regions",
         help="memory to compare: region names (vram,cartram,wram,oam,io,hram,ie,rom0,romx) "
@@ -66,7 +78,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--cycles", dest="cycles", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--no-frames", action="store_true", help="do not compare frame shades")
-    p.add_argument("--num-envs", type=int, default=1)
+    p.add_argument("--num-envs", type=positive_int, default=1)
     p.add_argument("--bundle-dir", type=Path, help="where repro bundles go (default: repro/)")
     p.add_argument("--no-bundle", action="store_true", help="write no repro bundle")
     p.add_argument(

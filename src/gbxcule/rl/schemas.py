@@ -7,6 +7,7 @@ setting that is not a field here cannot influence a run.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,6 +147,20 @@ class TrainConfig:
         for name in ("num_envs", "stack", "num_steps", "update_epochs", "minibatch_size"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("total_steps", "minutes", "checkpoint_every", "torch_threads", "threads",
+                     "ent_coef", "vf_coef"):  # fmt: skip
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be >= 0, got {value}")
+        for name in ("lr", "clip_coef", "max_grad_norm", "hidden", "dist_timeout_s"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value <= 0:
+                raise ValueError(f"{name} must be > 0, got {value}")
+        for name in ("gamma", "gae_lambda"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if len(self.channels) != 2 or min(self.channels) < 1:
+            raise ValueError(f"channels must be two counts >= 1, got {self.channels}")
         if self.total_steps <= 0 and self.minutes <= 0:
             raise ValueError("give total_steps > 0 or minutes > 0")
         if self.wandb not in ("", "offline", "online"):

@@ -233,6 +233,8 @@ def _train_held(ctx, cfg, out, resume, budget, on_update, argv, held: list) -> R
     resolved = _on_main(ctx, lambda: _resolve_config(ctx, cfg, out, resume, budget, held))
     cfg = TrainConfig.from_json(resolved)
     device = ctx.device_for(cfg.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {cfg.device}: there is no CUDA device here (Torch sees none)")
     ctx.set_envs(cfg.num_envs)
     infos = ctx.all_gather(distributed.rank_info(ctx, device, cfg.num_envs))
     path, ckpt = _on_main(ctx, lambda: _open_run(ctx, cfg, out, resume, infos))

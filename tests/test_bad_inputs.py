@@ -1,0 +1,105 @@
+"""Bad numbers on the command line and in a training config: each a specific error (exit
+code 2, one line naming the value), never a traceback, a silent clamp or a run started."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+import torch
+
+from gbxcule.cli import main
+from gbxcule.rl.schemas import TrainConfig
+
+pytestmark = pytest.mark.api
+
+TRAIN = ["train", "--envs", "4", "--steps", "8", "--minibatch", "16", "--total-steps", "64"]
+
+
+@pytest.mark.parametrize(
+    "argv,said",
+    [
+        (["train", "--threads", "-1"], "threads must be >= 0, got -1"),
+        (["train", "--torch-threads", "-1"], "torch_threads must be >= 0, got -1"),
+        (["train", "--checkpoint-every", "-1"], "checkpoint_every must be >= 0, got -1"),
+        (["train", "--lr", "0"], "lr must be > 0, got 0.0"),
+        (["train", "--lr", "nan"], "lr must be > 0, got nan"),
+        (["train", "--ent-coef", "-0.5"], "ent_coef must be >= 0, got -0.5"),
+        (["train", "--dist-timeout", "0"], "dist_timeout_s must be > 0"),
+    ],
+)
+def test_a_bad_training_number_is_refused_before_a_run_exists(tmp_path, capsys, argv, said):
+    assert main([*TRAIN, *argv[1:], "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+    assert not any(tmp_path.iterdir())
+
+
+def test_cuda_without_a_gpu_is_refused_before_a_run_exists(tmp_path, capsys):
+    if torch.cuda.is_available():  # the statement under test is about a machine without one
+        return
+    assert main([*TRAIN, "--device", "cuda", "--out", str(tmp_path)]) == 2
+    assert "there is no CUDA device here" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    "argv,said",
+    [
+        (["verify", "x.gb", "--steps", "0"], "--steps: 0 is not a count >= 1"),
+        (["verify", "x.gb", "--every", "-1"], "--every: -1 is not a count >= 1"),
+        (["eval", "RUN", "--episodes", "-3"], "--episodes: -3 is not a count >= 1"),
+        (["l4", "RUN", "--episodes", "0"], "--episodes: 0 is not a count >= 1"),
+        ([*TRAIN, "--eval-episodes", "-3"], "--eval-episodes: -3 is not a count >= 0"),
+        (["demo", "--seed", str(2**70)], f"seed {2**70} is not below 2**63"),
+        (["demo", "--envs", "many"], "--envs: 'many' is not a whole number"),
+        (["record", "x.gb", "--scale", "0"], "--scale: 0 is not a count >= 1"),
+    ],
+)
+def test_a_bad_count_is_an_argument_error(capsys, argv, said):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_envs_that_cannot_fit_are_refused_with_the_numbers(capsys):
+    assert main(["demo", "--envs", str(10**9), "--steps", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "1,000,000,000 envs need" in err and "GiB free: use fewer envs" in err
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"gamma": 1.5},
+        {"gae_lambda": -0.1},
+        {"clip_coef": 0.0},
+        {"max_grad_norm": math.inf},
+        {"hidden": 0},
+        {"channels": (16, 0)},
+        {"vf_coef": -1.0},
+        {"minutes": -2.0},
+    ],  # fmt: skip
+)
+def test_a_config_made_in_code_is_checked_the_same(change):
+    cfg = dataclasses.replace(TrainConfig(), **change)
+    with pytest.raises(ValueError, match=next(iter(change))):
+        cfg.check()
+
+
+def test_env_indices_given_as_a_mask_are_refused_by_both_families():
+    """``reset_envs([0, 5])`` on 2 envs: env indices, not a mask (Warp once reset env 1)."""
+    from gbxcule.backends.protocol import EnvMaskError
+    from gbxcule.backends.pyboy_backend import PyBoySingleBackend
+    from gbxcule.backends.warp_vec import WarpVecCpuBackend
+    from gbxcule.games import bundled_rom_path
+
+    for cls in (WarpVecCpuBackend, PyBoySingleBackend):
+        with cls(str(bundled_rom_path("demo")), num_envs=2) as b:
+            b.reset()
+            b.capture_start_state(0)
+            with pytest.raises(EnvMaskError, match="mask"):
+                b.reset_envs([0, 5])
+            b.reset_envs([1, 0] if cls is WarpVecCpuBackend else [True, False])  # a mask: fine
