@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from gbxcule.core import pixels as px
 from gbxcule.core.dmg import FRAMES_PER_SECOND
 from gbxcule.files import write_atomic
 from gbxcule.rl.agent import load_policy, policy_fit
@@ -42,13 +41,6 @@ def _session(
     except BaseException:
         b.close()
         raise
-
-
-def _frames(session: TaskSession, step: int) -> torch.Tensor:
-    if step == 0:  # the screen right after a reset or a state load is undefined by the
-        # backend contract: blank (shade 0) on both, as the post-boot frame is
-        return torch.zeros((session.num_envs, px.DOWN_H, px.DOWN_W), dtype=torch.uint8)
-    return session.observe("u8")
 
 
 POLICIES = ("trained", "random", "constant:K")
@@ -94,9 +86,9 @@ def evaluate_episodes(
         length = torch.zeros(episodes, dtype=torch.int64)
         shown = range(min(gif_envs, episodes))
         shots = [_shot(b, shown)] if gif is not None else []
-        for step in range(task.max_steps):
+        for _ in range(task.max_steps):
             if agent is not None:
-                frames = _frames(session, step)
+                frames = session.observe("u8")  # the start's own screen at step 0, as trained
                 feats = session.runtime.features() if task.features else None
                 actions = agent.act(
                     frames, generator=gen, deterministic=deterministic, features=feats

@@ -17,9 +17,9 @@ At an episode's first difference it writes an L3 repro bundle
 (:func:`gbxcule.lockstep.write_bundle`: ROM, the actions so far, both states and frames,
 diff, ``repro.sh`` re-running that action prefix with ``gbxcule verify``); the episode
 then plays on to its end on each side with that side's own actions, so both returns are
-reported. The frame before the first step is not compared: the screen right after a reset
-is undefined by the backend contract (ours: blank, PyBoy: black), so both agents get the
-blank frame there, as in training on our backend (``history/rl-harness.md``).
+reported. Each agent sees its own backend's screen from the first step on: the frame an
+episode starts on (the start state's saved screen, or the power-on frame) is the same on
+both backends (``history/savestates.md``), and is what training showed.
 
 References (:data:`REFERENCES`): ``oracle`` is our oracle configuration (PyBoy with our
 fast boot ROM, sound on; ours ``boot="fast"``), ``stock`` an unmodified ``PyBoy(rom)``
@@ -42,7 +42,6 @@ import numpy as np
 import torch
 
 from gbxcule.backends.registry import make_backend
-from gbxcule.core import pixels as px
 from gbxcule.lockstep import LockstepConfig, compare_snapshots, take_snapshot, write_bundle
 from gbxcule.rl.agent import Agent, load_policy, policy_fit
 from gbxcule.rl.experiment import Run
@@ -112,10 +111,8 @@ class _Side:
         for a in self.agents:
             a.reset()
 
-    def frames(self, step: int) -> torch.Tensor:
-        """``uint8 [N, 72, 80]``: what the agents see before this step (blank before step 0)."""
-        if step == 0:
-            return torch.zeros((self.n, px.DOWN_H, px.DOWN_W), dtype=torch.uint8)
+    def frames(self) -> torch.Tensor:
+        """``uint8 [N, 72, 80]``: what the agents see before the next step."""
         return self.session.observe("u8").cpu()
 
     def act(self, frames: torch.Tensor) -> np.ndarray:
@@ -242,7 +239,7 @@ def compare_backends(
     ours.begin()
     ref.begin()
     for t in range(spec.max_steps):
-        fo, fr = ours.frames(t), ref.frames(t)
+        fo, fr = ours.frames(), ref.frames()
         ao, ar = ours.act(fo), ref.act(fr)
         for e in range(n):
             if cmp.diverged(e) or not ref.alive[e]:
