@@ -5,6 +5,7 @@ refuses, checkpoints that are cut short or carry code."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import pickle
 import shutil
@@ -154,6 +155,41 @@ def test_one_writer_per_run_and_no_budget_below_what_was_trained(watched, tmp_pa
     assert main(["train", "--resume", str(run), "--total-steps", "640"]) == 0  # lock let go
     assert [r["update"] for r in Run.open(run).metrics()] == [0, 1, 2, 3, 4]
     Run.open(run).hold_writer().close()  # and this run let go of it when it ended
+
+
+def test_a_run_opened_on_other_files_is_refused_naming_both(watched, tmp_path, capsys):
+    """eval, record, l4 and resume check the ROM and start states by their sha256 in
+    meta.json; a path edited into config.json is hashed, never parsed, so it reveals
+    nothing of the file."""
+    run = Path(shutil.copytree(watched[0], tmp_path / watched[0].name))
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["rom"]["sha256"] and meta["starts"] == []
+    config = json.loads((run / "config.json").read_text())
+    secret = tmp_path / "secret.state"
+    secret.write_bytes(b"\x1dSECRET" * 100)
+    (run / "config.json").write_text(json.dumps({**config, "state": str(secret)}))
+    metrics = (run / "metrics.jsonl").read_bytes()
+    commands = (
+        ["eval", str(run), "--episodes", "1"],
+        ["record", "--policy", str(run), "--out", str(tmp_path / "x.gif")],
+        ["l4", str(run), "--episodes", "1"],
+        ["train", "--resume", str(run), "--total-steps", "1024"],
+    )
+    capsys.readouterr()
+    for argv in commands:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "trained from 0 start state(s)" in err and "SECRET" not in err, (argv, err)
+    (run / "config.json").write_text(json.dumps(config))
+    other = {**meta, "rom": {**meta["rom"], "sha256": "ab" * 32, "path": "elsewhere.gb"}}
+    (run / "meta.json").write_text(json.dumps(other))
+    for argv in commands:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "is not the ROM" in err and "elsewhere.gb, sha256 abababab" in err, (argv, err)
+    assert (run / "metrics.jsonl").read_bytes() == metrics
+    (run / "meta.json").write_text(json.dumps(meta))
+    assert main(commands[0]) == 0  # the run's own files: fine
 
 
 class Boom:

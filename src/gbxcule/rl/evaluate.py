@@ -22,7 +22,7 @@ import torch
 from gbxcule.core.dmg import FRAMES_PER_SECOND
 from gbxcule.files import write_atomic
 from gbxcule.rl.agent import load_policy, policy_fit
-from gbxcule.rl.experiment import Run
+from gbxcule.rl.experiment import Run, check_run_inputs
 from gbxcule.tasks.load import load_run_task, run_task_sha256
 from gbxcule.tasks.session import TaskSession, make_task_backend
 
@@ -69,6 +69,7 @@ def evaluate_episodes(
     run = Run.open(run_dir)
     cfg = run.config()
     task = load_run_task(run.path)
+    check_run_inputs(run, cfg, task, own_starts=starts is None)
     constant = _constant_action(policy, task.codec.num_actions)
     fit = policy_fit(cfg, task, run_task_sha256(run.path))
     agent = load_policy(run.path, fit=fit) if policy == "trained" else None

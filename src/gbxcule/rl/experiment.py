@@ -164,6 +164,43 @@ def run_name(cfg: TrainConfig, rom: Path) -> str:
 WRITER_LOCK = "writer.lock"
 
 
+class RunInputError(ValueError):
+    """A run opened on files it did not train on (another ROM or start state)."""
+
+
+def check_run_inputs(run: Run, cfg: TrainConfig, task: Any, own_starts: bool = True) -> None:
+    """Refuse to evaluate, resume or compare ``run`` on a ROM or start states other than
+    the ones it trained on (their sha256 in ``meta.json``), naming both; ``own_starts``:
+    the run's own start pool is used (not held-out states). Files are hashed, never
+    parsed, before they match: a path edited into the run's config reveals nothing."""
+    meta = run.meta()
+    _check_file("ROM", task.rom_path(cfg.rom), meta.get("rom"), run)
+    if not own_starts or "starts" not in meta:
+        return
+    paths = task.start_paths(cfg.state)
+    trained = meta["starts"]
+    if len(paths) != len(trained):
+        raise RunInputError(
+            f"{run.path.name} trained from {len(trained)} start state(s) and its task and "
+            f"config now name {len(paths)}: {[str(p) for p in paths]}"
+        )
+    for path, record in zip(paths, trained, strict=True):
+        _check_file("start state", path, record, run)
+
+
+def _check_file(what: str, path: Path, record: dict | None, run: Run) -> None:
+    want = (record or {}).get("sha256")
+    if want is None:  # a run from before runs recorded it
+        return
+    got = sha256_file(path) if Path(path).is_file() else None
+    if got != want:
+        now = "missing" if got is None else f"sha256 {got[:16]}"
+        raise RunInputError(
+            f"{what} {path} ({now}) is not the {what} {run.path.name} trained on "
+            f"({record['path']}, sha256 {want[:16]})"
+        )
+
+
 class RunBusyError(ValueError):
     """A run another process is writing (its ``writer.lock`` is held)."""
 

@@ -44,7 +44,7 @@ import torch
 from gbxcule.backends.registry import make_backend
 from gbxcule.lockstep import LockstepConfig, compare_snapshots, take_snapshot, write_bundle
 from gbxcule.rl.agent import Agent, load_policy, policy_fit
-from gbxcule.rl.experiment import Run
+from gbxcule.rl.experiment import Run, check_run_inputs
 from gbxcule.tasks.load import load_run_task, run_task_sha256
 from gbxcule.tasks.session import TaskSession, backend_options
 from gbxcule.tasks.task import Task
@@ -328,6 +328,7 @@ def compare_policy(
     run = Run.open(run_dir) if Path(run_dir).is_dir() else Run.open(Path(run_dir).parents[1])
     cfg = run.config()
     spec = load_run_task(run.path)
+    check_run_inputs(run, cfg, spec)
     rom = spec.rom_path(cfg.rom)
     ref = get_reference(reference)
     model = load_policy(run_dir, fit=policy_fit(cfg, spec, run_task_sha256(run.path))).model

@@ -33,7 +33,7 @@ import torch
 from gbxcule.rl import distributed, schemas
 from gbxcule.rl.agent import check_policy_fits, policy_fit
 from gbxcule.rl.async_ppo import Engine
-from gbxcule.rl.experiment import Run, newest_valid_checkpoint, write_json
+from gbxcule.rl.experiment import Run, check_run_inputs, newest_valid_checkpoint, write_json
 from gbxcule.rl.failfast import NonFiniteError, check_tensor, write_failure_bundle
 from gbxcule.rl.models import ConvPolicy
 from gbxcule.rl.monitor import Monitor
@@ -170,13 +170,15 @@ def _resolve_config(ctx, cfg, out, resume, budget, held: list) -> dict:
 def _open_run(ctx, cfg: TrainConfig, out, resume, infos) -> tuple[str, dict | None]:
     if resume is not None:
         run = Run.open(resume)
+        task = load_run_task(run.path)
+        check_run_inputs(run, cfg, task)  # before anything of the run is trimmed
         ckpt = None
         if any((run.path / "checkpoints").glob("*.pt")):
             path, ckpt, skipped = newest_valid_checkpoint(run.path)
             for problem in skipped:  # a file cut short by a crash: the one before it
                 print(f"gbxcule train: warning: {problem}; resuming from {path}", file=sys.stderr)
         if ckpt is not None:  # checked before the run's metrics are trimmed to it
-            fit = policy_fit(cfg, load_run_task(run.path), run_task_sha256(run.path))
+            fit = policy_fit(cfg, task, run_task_sha256(run.path))
             check_policy_fits(ckpt, fit, path)
             distributed.check_world_size(
                 ckpt.get("world_size", 1), ctx, f"the checkpoint of {run.path}"
