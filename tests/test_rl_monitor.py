@@ -192,6 +192,59 @@ def test_a_run_opened_on_other_files_is_refused_naming_both(watched, tmp_path, c
     assert main(commands[0]) == 0  # the run's own files: fine
 
 
+def _foreign_task_run(watched, tmp_path, mark: Path) -> Path:
+    """A copy of the watched run whose task file is someone else's: the built-in's code
+    plus a line that leaves ``mark`` when it runs, recorded as a task file of its own."""
+    import hashlib
+
+    from gbxcule.tasks.load import BUILTIN_DIR
+
+    run = Path(shutil.copytree(watched[0], tmp_path / watched[0].name))
+    code = (BUILTIN_DIR / "demo_coins.py").read_text()
+    code += f"\nfrom pathlib import Path as _P\n_P({str(mark)!r}).write_text('ran')\n"
+    (run / "task.py").write_text(code)
+    sha = hashlib.sha256(code.encode()).hexdigest()
+    record = json.loads((run / "task.json").read_text())
+    (run / "task.json").write_text(json.dumps({**record, "ref": "their/task.py", "sha256": sha}))
+    latest = run / "checkpoints" / "latest.pt"
+    torch.save({**load_checkpoint(latest), "task_sha256": sha}, latest)
+    return run
+
+
+def test_a_run_trained_elsewhere_runs_no_code_until_its_task_is_trusted(watched, tmp_path, capsys):
+    mark = tmp_path / "ran"
+    run = _foreign_task_run(watched, tmp_path, mark)
+    capsys.readouterr()
+    for argv in (
+        ["eval", str(run), "--episodes", "1"],
+        ["record", "--policy", str(run), "--out", str(tmp_path / "x.gif")],
+        ["l4", str(run), "--episodes", "1"],
+        ["train", "--resume", str(run), "--total-steps", "1024"],
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "is Python code from a run not trained on this machine" in err, (argv, err)
+        assert "--trust-task" in err and not mark.exists(), argv
+    assert main(["eval", str(run), "--episodes", "1", "--trust-task"]) == 0
+    assert mark.read_text() == "ran" and "trusting" in capsys.readouterr().err
+    mark.unlink()
+    assert main(["eval", str(run), "--episodes", "1"]) == 0  # trusted from now on
+    assert mark.exists()
+
+
+def test_a_built_in_task_loads_from_the_package_not_the_runs_copy(watched, tmp_path, capsys):
+    mark = tmp_path / "ran"
+    run = _foreign_task_run(watched, tmp_path, mark)
+    record = json.loads((run / "task.json").read_text())
+    (run / "task.json").write_text(json.dumps({**record, "ref": "demo-coins"}))
+    capsys.readouterr()
+    assert main(["eval", str(run), "--episodes", "1", "--trust-task"]) == 2
+    err = capsys.readouterr().err
+    assert "the built-in task 'demo-coins' here" in err and "another gbxcule version" in err
+    assert not mark.exists()
+    assert main(["eval", str(watched[0]), "--episodes", "1"]) == 0  # the package's: fine
+
+
 class Boom:
     def __reduce__(self):
         return (print, ("this ran",))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
 from types import ModuleType
 
 from gbxcule.files import checkout_root
@@ -40,6 +41,26 @@ def seed_int(text: str) -> int:
     if value >= 2**63:
         raise argparse.ArgumentTypeError(f"seed {value} is not below 2**63")
     return value
+
+
+def add_trust_task(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--trust-task",
+        action="store_true",
+        help="run the task.py of a run trained elsewhere (Python code: read it first); "
+        "it joins your trusted tasks",
+    )
+
+
+def trust_if_asked(args: argparse.Namespace, run: str | Path | None) -> None:
+    """``--trust-task``: trust the task file of ``run`` (a run folder or a checkpoint in it)."""
+    if not getattr(args, "trust_task", False) or run is None:
+        return
+    from gbxcule.tasks import trust_run_task
+
+    folder = Path(run) if Path(run).is_dir() else Path(run).parents[1]
+    sha = trust_run_task(folder)
+    print(f"trusting {folder / 'task.py'} (sha256 {sha[:16]})", file=sys.stderr)
 
 
 def bench_module(name: str) -> ModuleType:

@@ -6,7 +6,7 @@ import argparse
 import statistics
 
 from gbxcule.backends.registry import TASK_BACKENDS
-from gbxcule.cli.command import EXIT_OK, positive_int, seed_int
+from gbxcule.cli.command import EXIT_OK, add_trust_task, positive_int, seed_int, trust_if_asked
 
 HELP = "mean return of a trained policy (run dir or checkpoint) over fresh episodes"
 
@@ -45,6 +45,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="also play a uniformly random policy and the best constant action, on the same "
         "starts and seeds",
     )
+    add_trust_task(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from gbxcule.rl.evaluate import evaluate_episodes
 
     torch.set_num_threads(1)  # see TrainConfig.torch_threads
-
+    trust_if_asked(args, args.run_dir)
     common = dict(episodes=args.episodes, backend=args.backend, seed=args.seed, starts=args.state)
     rows = evaluate_episodes(
         args.run_dir, deterministic=args.deterministic, gif=args.gif, gif_envs=args.video, **common

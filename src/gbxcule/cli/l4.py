@@ -14,7 +14,15 @@ import json
 from pathlib import Path
 
 from gbxcule.backends.registry import TASK_BACKENDS
-from gbxcule.cli.command import EXIT_FAILED, EXIT_OK, UsageError, positive_int, seed_int
+from gbxcule.cli.command import (
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    add_trust_task,
+    positive_int,
+    seed_int,
+    trust_if_asked,
+)
 
 HELP = "L4: play a trained policy on our backend and on PyBoy, step by step (or --bench)"
 
@@ -54,6 +62,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--seeds", type=positive_int, default=10, help="--bench: training seeds per direction"
     )
     p.add_argument("--margin", type=float, default=0.5, help="TOST margin in return units")
+    add_trust_task(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"trained on {args.train}: {run_dir}")
     if run_dir is None:
         raise UsageError("give RUN_DIR, --train BACKEND or --bench OUT_DIR")
+    trust_if_asked(args, run_dir)
     return _compare(args, Path(run_dir), refs)
 
 

@@ -29,7 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from gbxcule.cli.command import nonnegative_int, positive_int, seed_int
+from gbxcule.cli.command import (
+    add_trust_task,
+    nonnegative_int,
+    positive_int,
+    seed_int,
+    trust_if_asked,
+)
 from gbxcule.cli.playback import (
     DEVICES,
     RolloutError,
@@ -209,6 +215,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="RUN",
         help="replay a trained policy (a run directory): one episode of its task, env 0",
     )
+    add_trust_task(p)
     p.add_argument("--state", type=Path, help="save state to start from (backends with load_state)")
     p.add_argument("--actions", type=Path, help="action ids: text (one per line) or .npy")
     p.add_argument(
@@ -280,6 +287,7 @@ def record_policy(args: argparse.Namespace) -> int:
 
     if args.rom is not None:
         raise RolloutError("--policy replays the run's own task and ROM: give no ROM file")
+    trust_if_asked(args, args.policy)
     out = args.out or Path("out/record") / f"{args.policy.name}.gif"
     if out.suffix != ".gif":
         raise RolloutError(f"--policy writes a GIF, not {out.suffix or 'no suffix'}: {out}")

@@ -11,7 +11,14 @@ import argparse
 import os
 import sys
 
-from gbxcule.cli.command import EXIT_FAILED, EXIT_OK, UsageError, nonnegative_int
+from gbxcule.cli.command import (
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    add_trust_task,
+    nonnegative_int,
+    trust_if_asked,
+)
 from gbxcule.tasks.load import BUILTIN
 
 HELP = "train a PPO policy on a task (run dir with metrics, checkpoints, curve, eval GIF)"
@@ -68,6 +75,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-report", action="store_true", help="skip the learning-curve PNG and eval GIF"
     )
+    add_trust_task(p)
 
 
 def config_fields() -> list:
@@ -80,7 +88,8 @@ def config_fields() -> list:
 
 
 # What --resume may be given: the budget (extended, recorded in the run) and reporting.
-RESUME_OPTIONS = {"resume", "total_steps", "minutes", "no_report", "eval_episodes", "verbose"}
+RESUME_OPTIONS = {"resume", "total_steps", "minutes", "no_report", "eval_episodes", "verbose",
+                  "trust_task"}  # fmt: skip
 
 
 def _config(args: argparse.Namespace):
@@ -121,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.resume is not None:
             _refuse_settings_on_resume(args)
+            trust_if_asked(args, args.resume)
             run_ = train(
                 resume=args.resume,
                 minutes=args.minutes,

@@ -7,7 +7,7 @@ see ``task.py`` for the fields, ``reads.py`` for RAM reads, ``terms.py`` for rew
 
 from gbxcule.core.actions import Action
 from gbxcule.core.step_end import StepEnd
-from gbxcule.tasks.load import BUILTIN, load_run_task, load_task, save_run_task
+from gbxcule.tasks.load import BUILTIN, load_run_task, load_task, save_run_task, trust_run_task
 from gbxcule.tasks.reads import (
     BCD,
     S8,
@@ -71,4 +71,5 @@ __all__ = [
     "load_run_task",
     "load_task",
     "save_run_task",
+    "trust_run_task",
 ]

@@ -11,8 +11,14 @@ A task reference is one of:
 A run keeps a copy of its task's file as ``task.py`` and records the variable, the
 file's sha256 and the folder its relative paths start from (``task.json``);
 :func:`load_run_task` loads the task from there in a fresh shell, so ``eval``,
-``resume`` and ``l4`` never depend on a launcher that patched something. The copy is
-Python: loading a run's task runs it, as opening any script would.
+``resume`` and ``l4`` never depend on a launcher that patched something.
+
+The copy is Python, and loading it runs it. So a run's task loads only when this
+machine's user trusts it: a built-in task loads from the installed package (never from
+the run's copy; a run of another version's built-in is refused), and a task file only if
+its sha256 is in the user's list of trusted tasks (:func:`trusted_tasks_path`), where
+training here puts it; a run someone else trained is refused, naming the file and its
+hash, until its user reads it and trusts it (``--trust-task``, :func:`trust_run_task`).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -123,6 +130,41 @@ def _with_source(task: Task, ref: str, path: Path, variable: str, base_dir: Any)
     return replace(task, base_dir=base, source=source)
 
 
+TRUSTED_TASKS_ENV = "GBXCULE_TRUSTED_TASKS"
+
+
+def trusted_tasks_path() -> Path:
+    """The user's list of trusted task files (one sha256 a line): ``$GBXCULE_TRUSTED_TASKS``,
+    else ``gbxcule/trusted-tasks.txt`` in ``$XDG_CONFIG_HOME`` (``~/.config``)."""
+    if os.environ.get(TRUSTED_TASKS_ENV):
+        return Path(os.environ[TRUSTED_TASKS_ENV])
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "gbxcule" / "trusted-tasks.txt"
+
+
+def _is_trusted(sha256: str) -> bool:
+    path = trusted_tasks_path()
+    return path.is_file() and sha256 in path.read_text().split()
+
+
+def trust_task_sha256(sha256: str) -> None:
+    """Add a task file's sha256 to the user's trusted list."""
+    if _is_trusted(sha256):
+        return
+    path = trusted_tasks_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "a") as f:  # one short append: whole even with another writer
+        f.write(sha256 + "\n")
+
+
+def trust_run_task(run_dir: str | Path) -> str:
+    """Trust the task file a run keeps (after reading it): its sha256, now in the list."""
+    record, copy = _run_task_record(Path(run_dir))
+    trust_task_sha256(record["sha256"])
+    return str(record["sha256"])
+
+
 def save_run_task(task: Task, run_dir: str | Path) -> dict[str, Any]:
     """Copy the task's file into ``run_dir`` as ``task.py`` and write ``task.json``; the
     record is returned (for meta.json). A task made in a launcher (no file) is refused:
@@ -147,6 +189,7 @@ def save_run_task(task: Task, run_dir: str | Path) -> dict[str, Any]:
         "base_dir": str(task.base_dir) if task.base_dir is not None else None,
     }
     write_atomic(run_dir / RUN_TASK_RECORD, (json.dumps(record, indent=2) + "\n").encode())
+    trust_task_sha256(source.sha256)  # trained here: this user ran it
     return record
 
 
@@ -173,14 +216,9 @@ def run_task_sha256(run_dir: str | Path) -> str | None:
     return json.loads(record.read_text())["sha256"] if record.is_file() else None
 
 
-def load_run_task(run_dir: str | Path) -> Task:
-    """The task a run was trained on, from its own copy (module doc)."""
-    run_dir = Path(run_dir)
+def _run_task_record(run_dir: Path) -> tuple[dict[str, Any], Path]:
+    """A run's ``task.json`` and its ``task.py``, whose sha256 it must hold."""
     record_path, copy = run_dir / RUN_TASK_RECORD, run_dir / RUN_TASK_FILE
-    if not record_path.is_file() and (run_dir / "config.json").is_file():
-        name = json.loads((run_dir / "config.json").read_text()).get("task")
-        if name in BUILTIN:  # a run from before runs kept their task: a built-in's name
-            return load_task(name)
     if not record_path.is_file() or not copy.is_file():
         raise TaskError(f"{run_dir} keeps no task ({RUN_TASK_FILE} and {RUN_TASK_RECORD})")
     record = json.loads(record_path.read_text())
@@ -188,6 +226,33 @@ def load_run_task(run_dir: str | Path) -> Task:
         raise TaskError(
             f"{copy} changed since the run started (sha256 differs from {RUN_TASK_RECORD}); "
             "restore it, or start a new run with the edited task"
+        )
+    return record, copy
+
+
+def load_run_task(run_dir: str | Path) -> Task:
+    """The task a run was trained on, from its own copy (module doc)."""
+    run_dir = Path(run_dir)
+    if not (run_dir / RUN_TASK_RECORD).is_file() and (run_dir / "config.json").is_file():
+        name = json.loads((run_dir / "config.json").read_text()).get("task")
+        if name in BUILTIN:  # a run from before runs kept their task: a built-in's name
+            return load_task(name)
+    record, copy = _run_task_record(run_dir)
+    if record["ref"] in BUILTIN:  # the installed package's, never the run's copy
+        task = load_task(record["ref"])
+        if task.source is not None and task.source.sha256 != record["sha256"]:
+            raise TaskError(
+                f"the built-in task {record['ref']!r} here (sha256 {task.source.sha256[:16]}) is "
+                f"not the one {run_dir.name} trained (sha256 {record['sha256'][:16]}): a run of "
+                "another gbxcule version"
+            )
+        return task
+    if not _is_trusted(record["sha256"]):
+        raise TaskError(
+            f"{copy} (sha256 {record['sha256'][:16]}) is Python code from a run not trained "
+            f"on this machine, and opening the run would run it. Read it; to trust it, pass "
+            f"--trust-task (or call gbxcule.tasks.trust_run_task); trusted tasks are listed "
+            f"in {trusted_tasks_path()}"
         )
     task = load_task(f"{copy}:{record['variable']}", base_dir=record["base_dir"])
     if task.name != record["name"]:
