@@ -103,3 +103,31 @@ def test_env_indices_given_as_a_mask_are_refused_by_both_families():
             with pytest.raises(EnvMaskError, match="mask"):
                 b.reset_envs([0, 5])
             b.reset_envs([1, 0] if cls is WarpVecCpuBackend else [True, False])  # a mask: fine
+
+
+def _with_cgb_flag(flag: int) -> bytes:
+    from gbxcule.asm.header import build_rom
+    from gbxcule.core.cartridge import CGB_FLAG_OFFSET, HEADER_CHECKSUM_OFFSET, header_checksum
+
+    rom = bytearray(build_rom('SECTION "main", ROM0[$0150]\nMain:\n    jr Main\n'))
+    rom[CGB_FLAG_OFFSET] = flag
+    rom[HEADER_CHECKSUM_OFFSET] = header_checksum(rom)
+    return bytes(rom)
+
+
+def test_a_color_only_game_is_refused_and_a_color_enhanced_one_runs_as_dmg(tmp_path, capsys):
+    from gbxcule.backends.warp_vec import WarpVecCpuBackend
+    from gbxcule.core.cartridge import CartridgeError
+
+    only, enhanced = tmp_path / "only.gb", tmp_path / "enhanced.gb"
+    only.write_bytes(_with_cgb_flag(0xC0))
+    enhanced.write_bytes(_with_cgb_flag(0x80))
+    with pytest.raises(CartridgeError, match=r"Game Boy Color only \(\$C0 at 0x0143\)"):
+        WarpVecCpuBackend(str(only), num_envs=1)
+    assert main(["info", str(only)]) == 1
+    assert "supported: no: Game Boy Color only" in capsys.readouterr().out
+    assert main(["info", str(enhanced)]) == 0
+    assert "Color-enhanced: runs in DMG mode" in capsys.readouterr().out
+    with WarpVecCpuBackend(str(enhanced), num_envs=1) as b:
+        b.reset()
+        b.step([0])

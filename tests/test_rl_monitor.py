@@ -314,6 +314,20 @@ def test_a_checkpoint_of_another_policy_is_refused_naming_both(
     assert not (tmp_path / "x.gif").exists()
 
 
+def test_a_checkpoint_with_nan_weights_is_refused_when_loaded(watched, tmp_path, capsys):
+    run = Path(shutil.copytree(watched[0], tmp_path / watched[0].name))
+    latest = run / "checkpoints" / "latest.pt"
+    state = load_checkpoint(latest)
+    name = next(iter(state["model"]))
+    state["model"][name] = torch.full_like(state["model"][name], float("nan"))
+    torch.save(state, latest)
+    capsys.readouterr()
+    for argv in (["eval", str(run), "--episodes", "1"],
+                 ["train", "--resume", str(run), "--total-steps", "1024"]):  # fmt: skip
+        assert main(argv) == 2
+        assert f"the policy's {name} holds NaN or infinite values" in capsys.readouterr().err
+
+
 def test_an_empty_latest_checkpoint_falls_back_to_the_newest_numbered_one(
     watched, tmp_path, capsys
 ):

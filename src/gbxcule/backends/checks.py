@@ -17,6 +17,7 @@ from gbxcule.backends.protocol import EnvMaskError
 from gbxcule.core.actions import check_step_timing
 from gbxcule.core.cartridge import (
     BAD_LOGO_HINT,
+    CGB_ONLY_HINT,
     CHECKSUM_HINT,
     CartridgeError,
     CartridgeHeader,
@@ -25,7 +26,8 @@ from gbxcule.core.cartridge import (
 
 def read_rom(rom_path: str | Path, *, allow_bad_logo: bool = False) -> bytes:
     """The ROM file's bytes. A wrong header checksum is refused (PyBoy refuses it), and so
-    is a wrong Nintendo logo unless ``allow_bad_logo`` (the error names that override)."""
+    are a Game Boy Color only game (until Color mode exists) and a wrong Nintendo logo
+    unless ``allow_bad_logo`` (the error names that override)."""
     path = Path(rom_path)
     if not path.is_file():
         raise FileNotFoundError(f"ROM file not found: {path}")
@@ -33,7 +35,7 @@ def read_rom(rom_path: str | Path, *, allow_bad_logo: bool = False) -> bytes:
     if len(data) < 0x150:
         raise ValueError(f"ROM file {path} is {len(data)} bytes, too short for a cartridge header")
     header = CartridgeHeader.parse(data, strict=False, allow_bad_logo=allow_bad_logo)
-    bad = [p for p in header.problems if p.endswith((BAD_LOGO_HINT, CHECKSUM_HINT))]
+    bad = [p for p in header.problems if p.endswith((BAD_LOGO_HINT, CHECKSUM_HINT, CGB_ONLY_HINT))]
     if bad:
         raise CartridgeError(f"{path}: {bad[0]}")
     return data

@@ -37,6 +37,14 @@ def run(args: argparse.Namespace) -> int:
         ("global checksum", "ok" if h.global_checksum_ok else "mismatch (ignored by hardware)"),
         ("supported", "yes" if h.supported else "no: " + "; ".join(h.problems)),
     ]
+    if h.cgb_enhanced:
+        rows.append(
+            (
+                "color",
+                "Color-enhanced: runs in DMG mode here and on the PyBoy oracle (a stock "
+                "PyBoy(rom) picks Color mode, which gbxcule does not emulate yet)",
+            )  # fmt: skip
+        )
     for key, value in rows:
         print(f"{key:>16}: {value}")
     return EXIT_OK if h.supported else EXIT_FAILED

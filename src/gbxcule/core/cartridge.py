@@ -17,6 +17,7 @@ HEADER_END = 0x0150
 
 LOGO_OFFSET = 0x0104
 TITLE_OFFSET = 0x0134
+CGB_FLAG_OFFSET = 0x0143  # bit 7: Color features; $C0: Color only
 TITLE_MAX_LEN = 16
 CART_TYPE_OFFSET = 0x0147
 ROM_SIZE_OFFSET = 0x0148
@@ -103,6 +104,10 @@ BAD_LOGO_HINT = (
     "backend, or --allow-bad-logo on the command line, to run it the same way)"
 )
 CHECKSUM_HINT = " (PyBoy refuses it too: fix byte 0x014D)"
+CGB_ONLY_HINT = (
+    ": Game Boy Color mode is not emulated yet, and on a DMG such a game shows only its own "
+    "refusal screen"
+)
 
 
 class CartridgeError(ValueError):
@@ -156,6 +161,13 @@ class CartridgeHeader:
     header_checksum_ok: bool
     global_checksum_ok: bool  # hardware ignores it, so it never makes a cart unsupported
     problems: tuple[str, ...]
+    cgb_flag: int = 0  # the byte at 0x0143
+
+    @property
+    def cgb_enhanced(self) -> bool:
+        """Color features a DMG runs without (flag $80): run here, and on the PyBoy oracle,
+        in DMG mode (a stock ``PyBoy(rom)`` would pick Color mode)."""
+        return self.cgb_flag & 0xC0 == 0x80
 
     @property
     def supported(self) -> bool:
@@ -209,6 +221,10 @@ class CartridgeHeader:
                 f"({rom_banks * BANK_SIZE} bytes), image has {len(data)} bytes"
             )
 
+        cgb_flag = data[CGB_FLAG_OFFSET]
+        if cgb_flag & 0xC0 == 0xC0:
+            problems.append(f"Game Boy Color only (${cgb_flag:02X} at 0x0143){CGB_ONLY_HINT}")
+
         ram_code = data[RAM_SIZE_OFFSET]
         ram_banks = RAM_BANKS_BY_CODE.get(ram_code)
         if ram_banks is None:
@@ -243,4 +259,5 @@ class CartridgeHeader:
             header_checksum_ok=stored_hc == computed_hc,
             global_checksum_ok=stored_gc == global_checksum(data),
             problems=tuple(problems),
+            cgb_flag=cgb_flag,
         )

@@ -380,6 +380,9 @@ def load_checkpoint(path: str | Path, map_location: Any = "cpu") -> dict[str, An
     if not isinstance(state, dict) or state.get("schema") != schemas.CHECKPOINT_SCHEMA:
         got = state.get("schema") if isinstance(state, dict) else type(state).__name__
         raise CheckpointError(f"{path}: checkpoint schema {got!r} is not ours")
+    for name, tensor in (state.get("model") or {}).items():
+        if torch.is_tensor(tensor) and tensor.is_floating_point() and not tensor.isfinite().all():
+            raise CheckpointError(f"{path}: the policy's {name} holds NaN or infinite values")
     return state
 
 
