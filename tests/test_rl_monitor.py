@@ -9,6 +9,7 @@ import json
 import os
 import pickle
 import shutil
+import time
 import zipfile
 from pathlib import Path
 
@@ -76,8 +77,14 @@ def test_wandb_offline_writes_a_run_with_the_metrics(watched):
     run, _ = watched
     (offline,) = (run / "wandb").glob("offline-run-*")
     (log,) = offline.glob("*.wandb")  # wandb's record log, for `wandb sync` later
+    keys = (b"perf/sps", b"episode/episodes", b"losses/policy_loss", run.name.encode())
+    # wandb's service process may still be flushing the log when finish() has returned
+    # (seen once under a full -n 2 run: only its 7-byte header there yet)
+    deadline = time.monotonic() + 20
+    while not all(k in log.read_bytes() for k in keys) and time.monotonic() < deadline:
+        time.sleep(0.2)
     data = log.read_bytes()
-    for key in (b"perf/sps", b"episode/episodes", b"losses/policy_loss", run.name.encode()):
+    for key in keys:
         assert key in data, key
 
 
@@ -243,6 +250,29 @@ def test_a_built_in_task_loads_from_the_package_not_the_runs_copy(watched, tmp_p
     assert "the built-in task 'demo-coins' here" in err and "another gbxcule version" in err
     assert not mark.exists()
     assert main(["eval", str(watched[0]), "--episodes", "1"]) == 0  # the package's: fine
+
+
+def test_a_run_records_where_its_files_are_not_the_shell_it_started_in(
+    tmp_path, capsys, monkeypatch
+):
+    from gbxcule.backends.warp_vec import WarpVecCpuBackend
+    from gbxcule.games import bundled_rom_path
+
+    with WarpVecCpuBackend(str(bundled_rom_path("demo")), num_envs=1) as b:
+        b.reset()
+        b.step([0])
+        (tmp_path / "start.state").write_bytes(b.export_pyboy_state(0))
+    monkeypatch.chdir(tmp_path)
+    argv = ["train", *SMALL, "--total-steps", "32", "--state", "start.state", "--out", "runs"]
+    assert main(argv) == 0
+    run = _run(tmp_path / "runs").resolve()
+    state = json.loads((run / "config.json").read_text())["state"]
+    assert state == str(tmp_path / "start.state")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    capsys.readouterr()
+    assert main(["eval", str(run), "--episodes", "1"]) == 0
 
 
 class Boom:

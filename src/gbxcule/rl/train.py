@@ -163,7 +163,9 @@ def _resolve_config(ctx, cfg, out, resume, budget, held: list) -> dict:
     else:
         if cfg is None or out is None:
             raise ValueError("train() needs cfg and out, or resume")
-        cfg = dataclasses.replace(cfg, world_size=ctx.world_size)
+        # the run records where its files are, not where they were from this shell
+        rom, state = (None if p is None else str(Path(p).resolve()) for p in (cfg.rom, cfg.state))
+        cfg = dataclasses.replace(cfg, world_size=ctx.world_size, rom=rom, state=state)
     return cfg.check().to_json()
 
 
