@@ -71,7 +71,7 @@ class DeviceRamGather:
                         f"cart RAM bank {bank} at {a:#06x}: this cartridge has "
                         f"{cart_bytes // cart.size} bank(s) of RAM"
                     )
-                fixed.append(cart.row + off)
+                fixed.append(cart.row_at(cart.lo) + off)
             elif a in STORED_IO:
                 fixed.append(ml.IO_OFF + a - ml.SPAN["io"].lo)
             elif ml.is_io(a):
@@ -136,7 +136,9 @@ class DeviceRamGather:
         n = self.mem.shape[0]
         if self.any_mapped:
             cart = ml.SPAN["cartram"]
-            bank_base = cart.row + (self.ram_bank.to(torch.int64) % self.banks) * cart.size
+            bank_base = (
+                cart.row_at(cart.lo) + (self.ram_bank.to(torch.int64) % self.banks) * cart.size
+            )
             idx = torch.where(self.mapped, self.index + bank_base[:, None], self.index)
             raw = self.mem.gather(1, idx).to(torch.int64)
             off = (self.ram_enabled == 0)[:, None] & self.mapped

@@ -34,7 +34,10 @@ import warp as wp
 
 from gbxcule.core import memory_layout as ml
 
-REGIONS = {key: (ml.SPAN[key].row, ml.SPAN[key].size) for key in ("wram", "hram", "vram", "oam")}
+REGIONS = {
+    key: (ml.SPAN[key].row_at(ml.SPAN[key].lo), ml.SPAN[key].size)
+    for key in ("wram", "hram", "vram", "oam")
+}
 MBC2_CELLS = 512
 
 
@@ -68,9 +71,9 @@ def mem_offset(addr: int, bank: int, size: int, cart_ram_bytes: int, mbc2: bool)
         if mbc2:
             first = addr - cart.lo
             if first % MBC2_CELLS + size <= MBC2_CELLS:
-                return cart.row + first % MBC2_CELLS
+                return cart.row_at(cart.lo) + first % MBC2_CELLS
             return None
         off = bank * cart.size + addr - cart.lo
         if 0 <= off and off + size <= cart_ram_bytes:
-            return cart.row + off
+            return cart.row_at(cart.lo) + off
     return None

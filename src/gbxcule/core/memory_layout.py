@@ -59,6 +59,12 @@ class Span:
     def size(self) -> int:
         return self.hi - self.lo
 
+    def row_at(self, addr: int) -> int:
+        """Offset of ``addr``'s byte in the env's row (bank 0's where the span is banked)."""
+        if self.row is None:
+            raise ValueError(f"{self.name} is not kept per env")
+        return self.row + addr - self.lo
+
     def holds(self, addr: int, size: int = 1) -> bool:
         """Whether bytes ``[addr, addr + size)`` all lie in this span."""
         return self.lo <= addr and addr + size <= self.hi
@@ -98,7 +104,7 @@ def fixed_row_offset(addr: int, size: int = 1) -> int | None:
     ``FIXED_RAM``; else ``None``."""
     for s in FIXED_RAM:
         if s.holds(addr, size):
-            return s.row + addr - s.lo
+            return s.row_at(addr)
     return None
 
 

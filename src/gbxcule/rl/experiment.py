@@ -189,9 +189,9 @@ def check_run_inputs(run: Run, cfg: TrainConfig, task: Any, own_starts: bool = T
 
 
 def _check_file(what: str, path: Path, record: dict | None, run: Run) -> None:
-    want = (record or {}).get("sha256")
-    if want is None:  # a run from before runs recorded it
+    if record is None or record.get("sha256") is None:  # a run from before runs recorded it
         return
+    want = record["sha256"]
     got = sha256_file(path) if Path(path).is_file() else None
     if got != want:
         now = "missing" if got is None else f"sha256 {got[:16]}"
