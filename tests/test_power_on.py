@@ -258,6 +258,8 @@ def test_each_unit_powers_on_exactly_its_own_state(unit):
     wp.launch(one_unit_power_on, dim=2, inputs=[m, UNITS.index(unit)], device="cpu")
     for env in range(2):
         assert _changed(before, capture_env(m, env)) == UNIT_FIELDS[unit]
+    own = next(u for u in units.UNITS if u.name == unit)  # and only what it owns
+    assert UNIT_FIELDS[unit][0] <= {*own.scalars, *own.arrays}
 
 
 def test_power_on_is_the_units_together():

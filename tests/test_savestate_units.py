@@ -111,6 +111,23 @@ def test_every_field_is_loaded_unsaved_or_derived_once(which):
     assert not loaded & (UNSAVED_FIELDS | DERIVED)
     assert not UNSAVED_FIELDS & DERIVED
     assert {owner[name] for name in FRESH_PYBOY_FIELDS} == {"lcd"}
+    # each unit loads only what it owns (kernels/state.py's sections, Unit.arrays), and
+    # what it leaves unsaved is its own too
+    owns = {unit.name: {*unit.scalars, *unit.arrays} for unit in UNITS}
+    assert {name: unit for name, unit in owner.items() if name not in owns[unit]} == {}
+    assert {
+        u.name: sorted(u.unsaved - owns[u.name]) for u in UNITS if u.unsaved - owns[u.name]
+    } == {}
+
+
+def test_every_scalar_and_array_has_one_owner_among_the_units():
+    from gbxcule.kernels.state import I32_FIELDS, I32_SECTIONS, I64_FIELDS, I64_SECTIONS
+
+    names = [unit.name for unit in UNITS]
+    assert {owner for owner, _ in (*I32_SECTIONS, *I64_SECTIONS)} == set(names)
+    owned = [name for unit in UNITS for name in (*unit.scalars, *unit.arrays)]
+    assert len(owned) == len(set(owned))  # no field owned twice
+    assert set(owned) >= {*I32_FIELDS, *I64_FIELDS}
 
 
 @pytest.mark.parametrize("which", ["v29 fixture", "mbc3 clock"])

@@ -21,11 +21,11 @@ Funcs that index a block more than once load it into a local first (``i32 = m.i3
 alias the struct as far as the C++ compiler knows, so ``m.i32[...]`` would reload the
 array descriptor from memory at every access (measured: ~15% of the CPU step time).
 
-To add a per-env scalar, append its name to ``I32_FIELDS`` / ``I64_FIELDS`` in
-the section of the unit that owns it and add its column constant beside the
-others; a per-env array with more dimensions is a struct field of its own (and a line
-of ``env_view``), its trailing shape declared in its unit's ``Unit.arrays``
-(``kernels/units.py`` lists the units).
+To add a per-env scalar, add its name to a section of the unit that owns it in
+``I32_SECTIONS`` / ``I64_SECTIONS`` (the column order; ``Unit.scalars`` reads them) and
+its column constant beside the others; a per-env array with more dimensions is a
+struct field of its own (and a line of ``env_view``), its trailing shape declared in its
+unit's ``Unit.arrays`` (``kernels/units.py`` lists the units).
 """
 
 from __future__ import annotations
@@ -39,64 +39,68 @@ import warp as wp
 
 wp.set_module_options({"enable_backward": False})
 
-# Per-env int32 scalars, in column order of ``Machine.i32``.
-I32_FIELDS = (
-    # ---- CPU/bus/MBC ----------------------------------------------------------
-    "pc",
-    "sp",
-    "a",
-    "f",
-    "b",
-    "c",
-    "d",
-    "e",
-    "h",
-    "l",
-    "ime",
-    "halted",
-    "locked",  # 0, or 0x100 | illegal opcode that locked the env
-    # PyBoy's memory_access_offset: T-cycles past the cycle count at which the access in
-    # flight happens, as far as the PPU/DMA sync is concerned (0 for most accesses).
-    "access_offset",
-    "rom_bank",  # bank seen at 0x4000-0x7FFF
-    "rom_bank_low",  # bank seen at 0x0000-0x3FFF (MBC1 mode 1)
-    "ram_bank",  # cart RAM bank, or MBC3 RTC register 0x08-0x0C
-    "ram_enabled",
-    "mbc_mode",  # MBC1 banking mode (0/1)
-    "mbc_reg1",  # MBC1 bank register 1 (5 bits, never 0)
-    "mbc_reg2",  # MBC1 bank register 2 (2 bits)
-    # ---- IO/timing (PyBoy CPU attributes shared with cpu.py first) ---------------
-    "ime_delay",  # interrupt_enable_delay: EI sets 2, cpu.py counts down
-    "halt_ei",  # halted_during_ei: set by HALT, cleared by interrupts.py
-    "boot_on",  # boot ROM mapped at 0x0000-0x00FF (FF50 write clears)
-    "int_queued",  # interrupt_queued
-    "frame_done",  # lcd.frame_done: ends the frame loop
-    "tim_counter",  # 16-bit divider counter (DIV = tim_counter >> 8)
-    "tim_reload",  # TIMA reload state 0/1/2
-    "tim_reload_left",  # cycles left in the reload state
-    "lcd_irq_line",  # STAT interrupt line level
-    "lcd_next_mode",
-    "lcd_transition",  # ppu.TRANS_*
-    "lcd_first_frame",
-    "lcd_reset",
-    "lcd_stat_override",
-    "lcd_lyc_dirty",  # LYC written while the LCD was off
-    "lcd_m3_adjust",
-    "win_line",  # renderer's window line counter (ly_window)
-    "win_active",  # renderer's wy_activated_frame
-    "lcd_render",  # renderer on this frame (PyBoy renders the last)
-    # 1 + the last line drawn while VRAM/OAM writes are logged for the renderer
-    # (kernels/ppu/video_log.py); 0: not logging (not the last frame, or past line 142)
-    "vlog_line",
-    "ser_active",  # transfer_enabled
-    "serial_len",  # SB writes since reset
-    "dma_active",
-    "dma_index",
-    "joy_dir",  # directional nibble, 0 = pressed
-    "joy_std",  # standard nibble, 0 = pressed
-    # ---- derived caches (0 = stale; rebuilt from the state they summarise) -------
-    "oam_lines_ok",  # 1 while oam_band0..9 describe OAM (OAM writes clear it)
-)
+# Per-env int32 scalars, in column order of ``Machine.i32``, by the unit that owns them
+# (``Unit.name``; a unit may own several sections): its load, save and power-on touch
+# only these (tests/test_savestate_units.py, tests/test_power_on.py).
+I32_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("cpu", (
+        "pc", "sp", "a", "f", "b", "c", "d", "e", "h", "l", "ime", "halted",
+        "locked",  # 0, or 0x100 | illegal opcode that locked the env
+        # PyBoy's memory_access_offset: T-cycles past the cycle count at which the access
+        # in flight happens, as far as the PPU/DMA sync is concerned (0 for most accesses).
+        "access_offset",
+    )),
+    ("mbc", (
+        "rom_bank",  # bank seen at 0x4000-0x7FFF
+        "rom_bank_low",  # bank seen at 0x0000-0x3FFF (MBC1 mode 1)
+        "ram_bank",  # cart RAM bank, or MBC3 RTC register 0x08-0x0C
+        "ram_enabled",
+        "mbc_mode",  # MBC1 banking mode (0/1)
+        "mbc_reg1",  # MBC1 bank register 1 (5 bits, never 0)
+        "mbc_reg2",  # MBC1 bank register 2 (2 bits)
+    )),
+    # ---- IO/timing (PyBoy CPU attributes shared with cpu.py first) ----------------
+    ("cpu", (
+        "ime_delay",  # interrupt_enable_delay: EI sets 2, cpu.py counts down
+        "halt_ei",  # halted_during_ei: set by HALT, cleared by interrupts.py
+    )),
+    ("bus", ("boot_on",)),  # boot ROM mapped at 0x0000-0x00FF (FF50 write clears)
+    ("cpu", ("int_queued",)),  # interrupt_queued
+    ("lcd", ("frame_done",)),  # lcd.frame_done: ends the frame loop
+    ("timer", (
+        "tim_counter",  # 16-bit divider counter (DIV = tim_counter >> 8)
+        "tim_reload",  # TIMA reload state 0/1/2
+        "tim_reload_left",  # cycles left in the reload state
+    )),
+    ("lcd", (
+        "lcd_irq_line",  # STAT interrupt line level
+        "lcd_next_mode",
+        "lcd_transition",  # ppu.TRANS_*
+        "lcd_first_frame",
+        "lcd_reset",
+        "lcd_stat_override",
+        "lcd_lyc_dirty",  # LYC written while the LCD was off
+        "lcd_m3_adjust",
+        "win_line",  # renderer's window line counter (ly_window)
+        "win_active",  # renderer's wy_activated_frame
+        "lcd_render",  # renderer on this frame (PyBoy renders the last)
+        # 1 + the last line drawn while VRAM/OAM writes are logged for the renderer
+        # (kernels/ppu/video_log.py); 0: not logging (not the last frame, or past line 142)
+        "vlog_line",
+    )),
+    ("serial", (
+        "ser_active",  # transfer_enabled
+        "serial_len",  # SB writes since reset
+    )),
+    ("dma", ("dma_active", "dma_index")),
+    ("joypad", (
+        "joy_dir",  # directional nibble, 0 = pressed
+        "joy_std",  # standard nibble, 0 = pressed
+    )),
+    # ---- derived caches (0 = stale; rebuilt from the state they summarise) ---------
+    ("lcd", ("oam_lines_ok",)),  # 1 while oam_band0..9 describe OAM (OAM writes clear it)
+)  # fmt: skip
+I32_FIELDS = tuple(name for _, names in I32_SECTIONS for name in names)
 
 # ``Machine.i32`` has ``HOOK_WORDS`` more columns after these: each env's event-hook row
 # (kernels/step/hooks.py), then ``STEP_WORDS`` of the step's early end (kernels/step/step_end.py).
@@ -106,29 +110,36 @@ I32_FIELDS = (
 # lines are bands 1-9
 OAM_BANDS = wp.constant(10)
 
-# Per-env int64 scalars (cycle counts and distances), in column order of ``Machine.i64``.
-I64_FIELDS = (
-    "cycles",  # T-cycles since reset
-    "tim_last",  # cycle count of the last timer sync
-    "tim_to_irq",  # timer._cycles_to_interrupt
-    "lcd_clock",
-    "lcd_target",
-    "lcd_last",
-    "lcd_to_irq",
-    "lcd_to_frame",
-    "ser_last",  # serial clock == cycle count of its last sync
-    "ser_target",
-    "ser_to_irq",
-    "dma_start",
-    # the sound unit's per-frame sample count (kernels/apu/apu.py): the cycle count when the
-    # frame began, and the frame start its count runs from
-    "snd_frame_start",
-    "snd_count_from",
+# Per-env int64 scalars (cycle counts and distances), in column order of ``Machine.i64``,
+# by owner as ``I32_SECTIONS``.
+I64_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("cpu", ("cycles",)),  # T-cycles since reset
+    ("timer", (
+        "tim_last",  # cycle count of the last timer sync
+        "tim_to_irq",  # timer._cycles_to_interrupt
+    )),
+    ("lcd", ("lcd_clock", "lcd_target", "lcd_last", "lcd_to_irq", "lcd_to_frame")),
+    ("serial", (
+        "ser_last",  # serial clock == cycle count of its last sync
+        "ser_target",
+        "ser_to_irq",
+    )),
+    ("dma", ("dma_start",)),
+    # the sound unit's per-frame sample count (kernels/apu/apu.py): the cycle count when
+    # the frame began, and the frame start its count runs from
+    ("apu", ("snd_frame_start", "snd_count_from")),
     # bit k of oam_band<b> is set when OAM entry k's Y byte lies in p - 15 .. p for some p
     # (= LY + 16) in 16 * b .. 16 * b + 15: the entries a line's sprite scan must look at,
     # as 16-pixel-tall objects (ppu.sprite_penalty)
-    *(f"oam_band{b}" for b in range(OAM_BANDS)),
-)
+    ("lcd", tuple(f"oam_band{b}" for b in range(OAM_BANDS))),
+)  # fmt: skip
+I64_FIELDS = tuple(name for _, names in I64_SECTIONS for name in names)
+
+
+def scalars_of(unit: str) -> tuple[str, ...]:
+    """The per-env scalar fields ``unit`` owns (``I32_SECTIONS``, ``I64_SECTIONS``)."""
+    sections = (*I32_SECTIONS, *I64_SECTIONS)
+    return tuple(name for owner, names in sections if owner == unit for name in names)
 
 
 def _col(fields: tuple[str, ...], name: str):
@@ -163,6 +174,11 @@ class Unit:
     # per-env arrays it owns (Machine fields besides mem and the scalar blocks) -> the
     # trailing shape after the env axis
     arrays: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+
+    @property
+    def scalars(self) -> tuple[str, ...]:
+        """Its per-env scalars: its sections of ``I32_SECTIONS`` / ``I64_SECTIONS``."""
+        return scalars_of(self.name)
 
 
 def put_fields(st: MachineState, values: dict[str, int]) -> None:

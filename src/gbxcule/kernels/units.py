@@ -3,8 +3,9 @@ allocator and the per-unit tests are built from.
 
 Each unit declares itself (``state.Unit``) at the end of its own file, beside the state
 it owns, its power-on values and its PyBoy save-state mapping. Adding a unit: its file,
-its per-env scalars in ``state.py``'s ``I32_FIELDS`` / ``I64_FIELDS`` (the column
-constants the kernels index), and one line here.
+its per-env scalars in sections of its own in ``state.py``'s ``I32_SECTIONS`` /
+``I64_SECTIONS`` (with the column constants the kernels index; ``Unit.scalars`` reads
+them), and one line here.
 """
 
 from __future__ import annotations
