@@ -28,7 +28,7 @@ machine: refuses CGB states, then
 
 Exporting (:func:`pyboy_state_from_env`) writes the same fields back into a v29
 ``PyBoyState``. What it cannot carry: the audio buffer and the sound fields only samples
-depend on (``kernels/apu/apu.py``'s ``APU_SAMPLE_ONLY``, as the last trigger or load left
+depend on (each unit's ``Unit.sample_only``: the sound unit's, as the last trigger or load left
 them), the per-line scroll record (zero; PyBoy redraws on its next frame) and every
 field PyBoy does not save (above). Its screen is the env's last frame as drawn here. The clock's ``saved_at`` is written as +infinity
 so PyBoy 2.8.1 adds no wall time when it loads the export.

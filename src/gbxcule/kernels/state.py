@@ -174,6 +174,9 @@ class Unit:
     # per-env arrays it owns (Machine fields besides mem and the scalar blocks) -> the
     # trailing shape after the env axis
     arrays: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    # PyBoy state fields (dotted paths) only audio samples depend on, which this emulator
+    # does not advance: its save writes them as the last load or trigger left them
+    sample_only: tuple[str, ...] = ()
 
     @property
     def scalars(self) -> tuple[str, ...]:

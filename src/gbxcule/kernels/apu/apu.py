@@ -573,4 +573,5 @@ APU = Unit(
     save=_apu_save,
     unsaved=APU_UNSAVED,
     arrays={"apu": (APU_FIELDS,)},
+    sample_only=APU_SAMPLE_ONLY,
 )
