@@ -177,6 +177,9 @@ class Unit:
     # PyBoy state fields (dotted paths) only audio samples depend on, which this emulator
     # does not advance: its save writes them as the last load or trigger left them
     sample_only: tuple[str, ...] = ()
+    # its int64 scalars holding the cycles to its next event (PyBoy's
+    # ``_cycles_to_interrupt``): every slice ends at the nearest (kernels/step/slice.py)
+    events: tuple[str, ...] = ()
 
     @property
     def scalars(self) -> tuple[str, ...]:

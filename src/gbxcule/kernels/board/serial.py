@@ -168,4 +168,5 @@ SERIAL = Unit(
     save=lambda st, cart, layout: {"serial": serial_to_pyboy(st)},
     unsaved=SERIAL_UNSAVED,
     arrays={"serial_buf": (SERIAL_CAP,)},
+    events=("ser_to_irq",),
 )

@@ -261,4 +261,5 @@ TIMER = Unit(
     load=lambda state, st, cart: timer_from_pyboy(state.timer, st),
     save=lambda st, cart, layout: {"timer": timer_to_pyboy(st)},
     unsaved=TIMER_UNSAVED,
+    events=("tim_to_irq",),
 )

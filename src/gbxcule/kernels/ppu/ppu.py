@@ -695,4 +695,5 @@ LCD = Unit(
         "frame_video": (px.FRAME_VIDEO_BYTES,),
         "video_log": (px.VIDEO_LOG_WORDS,),
     },
+    events=("lcd_to_irq", "lcd_to_frame"),
 )

@@ -25,6 +25,7 @@ from gbxcule.kernels.state import (
     DMA_ACTIVE,
     FRAME_DONE,
     HALTED,
+    I64_FIELDS,
     IME_DELAY,
     INT_QUEUED,
     LCD_TO_FRAME,
@@ -36,22 +37,37 @@ from gbxcule.kernels.state import (
     TIM_TO_IRQ,
     Machine,
 )
+from gbxcule.kernels.units import UNITS
 
 wp.set_module_options({"enable_backward": False})
 
 MIN_SLICE = wp.constant(wp.int64(4))
 
 
-@wp.func
-def other_targets(m: wp.ref[Machine], i: int) -> wp.int64:
-    """The units' distances to their next events (CGB HDMA never schedules anything)."""
-    i64 = m.i64
-    t = NEVER
-    t = wp.min(t, i64[i, TIM_TO_IRQ])
-    t = wp.min(t, i64[i, LCD_TO_IRQ])
-    t = wp.min(t, i64[i, LCD_TO_FRAME])
-    t = wp.min(t, i64[i, SER_TO_IRQ])
-    return t
+def _nearest_event(columns: tuple[int, ...]):
+    """A func: the least of ``m.i64[i, c]`` over ``columns`` (the units' ``Unit.events``,
+    distances to their next events), or NEVER."""
+
+    @wp.func(name="nearest_event_none")
+    def none(m: wp.ref[Machine], i: int) -> wp.int64:
+        return NEVER
+
+    fn = none
+    for k, column in enumerate(columns):
+        fn = _and_event(fn, column, k)
+    return fn
+
+
+def _and_event(nearer, column: int, k: int):
+    @wp.func(name=f"nearest_event_{k}")
+    def nearest(m: wp.ref[Machine], i: int) -> wp.int64:
+        return wp.min(wp.static(nearer)(m, i), m.i64[i, wp.static(column)])
+
+    return nearest
+
+
+EVENT_COLUMNS = tuple(I64_FIELDS.index(name) for unit in UNITS for name in unit.events)
+other_targets = _nearest_event(EVENT_COLUMNS)
 
 
 @wp.func
