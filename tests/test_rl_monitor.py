@@ -134,6 +134,8 @@ def test_resume_extends_refuses_says_when_done_and_survives_a_cut_checkpoint(tmp
     assert Run.open(run).config().total_steps == 128  # recorded in the run
     assert main(["train", "--resume", str(run), "--envs", "8", "--lr", "0.1"]) == 2
     assert "--envs, --lr cannot change on resume" in capsys.readouterr().err
+    assert main(["train", "--resume", str(run), "--envs", "64"]) == 2  # the default's value
+    assert "--envs cannot change on resume" in capsys.readouterr().err
     # a crash cut latest.pt short, and the newest numbered one is garbage too
     latest = run / "checkpoints" / "latest.pt"
     latest.write_bytes(latest.read_bytes()[:5000])

@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what was typed, for resume
     quiet_warp(args.verbose)
     try:
         return command(args.command).run(args)

@@ -107,21 +107,33 @@ def _config(args: argparse.Namespace):
 
 def _refuse_settings_on_resume(args: argparse.Namespace) -> None:
     """A resumed run keeps its config: a setting given with --resume would be ignored,
-    so it is refused, named (only the budget can change: --total-steps, --minutes)."""
+    so it is refused, named (only the budget can change: --total-steps, --minutes), even
+    when its value is the default (``--envs 64``)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    configure(parser)
+    for action in parser._actions:  # parse again keeping only what was typed
+        action.default = argparse.SUPPRESS
+    typed = getattr(args, "argv", None)
+    if typed is None:  # called without main(): fall back to values off their defaults
+        defaults = vars(_default_args())
+        names = [k for k, v in vars(args).items() if k in defaults and v != defaults[k]]
+    else:
+        rest = typed[typed.index("train") + 1 :] if "train" in typed else typed
+        names = list(vars(parser.parse_known_args(rest)[0]))
+    flags = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
+    given = sorted(flags[k] for k in names if k in flags and k not in RESUME_OPTIONS)
+    if given:
+        names_text = ", ".join(given)
+        raise UsageError(
+            f"--resume keeps the run's settings; {names_text} cannot change on resume (the "
+            "run's budget can: --total-steps N extends it, --minutes M trains M more minutes)"
+        )
+
+
+def _default_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     configure(parser)
-    flags = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
-    defaults = vars(parser.parse_args([]))
-    given = sorted(
-        flags[k] for k, v in vars(args).items() if k in defaults and k not in RESUME_OPTIONS
-        and v != defaults[k]
-    )  # fmt: skip
-    if given:
-        names = ", ".join(given)
-        raise UsageError(
-            f"--resume keeps the run's settings; {names} cannot change on resume (the run's "
-            "budget can: --total-steps N extends it, --minutes M trains M more minutes)"
-        )
+    return parser.parse_args([])
 
 
 def run(args: argparse.Namespace) -> int:
