@@ -111,12 +111,16 @@ def test_a_module_task_loads_by_import_path(task_dir, monkeypatch):
         ("{dir}/task.py:NOPE", "no Task called NOPE; Tasks there: TASK, SHORT, SEES_X"),
         ("{dir}/broken.py", "failed to load: NameError"),
         ("{dir}/badread.py", "read 'x' must be a Read"),
+        ("{dir}/nanweight.py", "failed to load: TermError: weight must be finite, got nan"),
     ],
 )
 def test_bad_task_references_say_what_is_wrong(task_dir, ref, match):
     (task_dir / "broken.py").write_text("TASK = undefined_name\n")
     (task_dir / "badread.py").write_text(
         "from gbxcule.tasks import Task\nTASK = Task(name='t', reads={'x': 5}, reward={'x': 'x'})\n"
+    )
+    (task_dir / "nanweight.py").write_text(
+        "from gbxcule.tasks import StepCost, Task\nTASK = Task(name='t', reward={'t': StepCost(float('nan'))})\n"
     )
     with pytest.raises(TaskError, match=match):
         load_task(ref.format(dir=task_dir))
@@ -318,3 +322,15 @@ def test_bad_step_ends_in_a_task_are_refused():
         Task(name="t", reads={"x": U8(0xC100)}, reward={"x": "x"}, step_end=0xC100)
     with pytest.raises(StepEndError, match="no bank switch"):
         StepEnd(0x4000, changes=True)
+
+
+def test_a_predicate_that_raises_is_named_before_training_starts(task_dir, tmp_path, capsys):
+    (task_dir / "badend.py").write_text(
+        TASK_FILE
+        + "\nBADEND = replace(TASK, name='bad-end', terminated=lambda r: r['lives'] == 0)\n"
+    )
+    argv = ["train", "--task", f"{task_dir / 'badend.py'}:BADEND", *SMALL, "--total-steps", "32"]
+    assert main([*argv, "--out", str(tmp_path)]) == 2  # named before any update ran
+    err = capsys.readouterr().err
+    assert "task 'bad-end': its terminated raised KeyError" in err
+    assert "no read 'lives'; reads: coins, x" in err and "failure bundle" not in err

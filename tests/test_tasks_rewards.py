@@ -194,9 +194,8 @@ def test_predicates_see_this_step_the_last_and_the_start(torn_rom):
             last = now["count"].clone()
         assert {(True, False), (False, True), (False, False)} <= seen  # terminated wins
         bad = _session(torn_rom, _task(terminated=lambda r: True))
-        bad.start()
         with pytest.raises(TaskError, match="terminated must return a tensor"):
-            bad.step(torch.zeros(2, dtype=torch.int64))
+            bad.start()  # checked once at the start, before any step
         bad.close()
     finally:
         session.close()

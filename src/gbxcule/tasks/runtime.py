@@ -199,6 +199,14 @@ class TaskRuntime:
         last.copy_(out)
         return out
 
+    def check_predicates(self) -> None:
+        """Run ``terminated`` / ``truncated`` once on the reads as they are now, so a
+        mistake in them is named before the first step, not in the middle of training."""
+        now = self.read_all()
+        values = ReadValues(now, self._values("prev"), self._values("start"), self.buffers["steps"])
+        for which in ("terminated", "truncated"):
+            self._predicate(which, values)
+
     def after_step(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``reward`` float32, ``terminated`` and ``truncated`` bool, all [N], no host sync.
         ``last_terms`` holds each term's part of the reward ``[N, terms]``."""
@@ -253,7 +261,13 @@ class TaskRuntime:
         fn = getattr(self.task, which)
         if fn is None:
             return torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
-        return self._check(which, fn(values))
+        try:
+            out = fn(values)
+        except Exception as exc:  # a task file's own mistake: name where it is
+            raise TaskError(
+                f"task {self.task.name!r}: its {which} raised {type(exc).__name__}: {exc}"
+            ) from exc
+        return self._check(which, out)
 
     def _check(self, which: str, out: Any) -> torch.Tensor:
         if not isinstance(out, torch.Tensor) or tuple(out.shape) != (self.num_envs,):

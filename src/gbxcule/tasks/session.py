@@ -190,6 +190,7 @@ class TaskSession:
         self.slots.copy_(self._draw(self._all))
         b.reset_envs(self._all, slots=self.slots)
         self.runtime.begin()
+        self.runtime.check_predicates()
 
     def _draw(self, mask: torch.Tensor) -> torch.Tensor:
         count = self.num_starts

@@ -24,6 +24,7 @@ first value, copies for swarm resets and saves in checkpoints.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,9 +51,11 @@ class Term:
             raise TermError(f"{type(self).__name__} needs the name of a read, got {self.read!r}")
         if isinstance(self.weight, bool) or not isinstance(self.weight, (int, float)):
             raise TermError(f"weight must be a number, got {self.weight!r}")
+        if not math.isfinite(self.weight):
+            raise TermError(f"weight must be finite, got {self.weight!r}")
         if self.clip is not None:
             lo, hi = self.clip
-            if not lo <= hi:
+            if not lo <= hi:  # NaN fails this too
                 raise TermError(f"clip must be (lo, hi) with lo <= hi, got {self.clip!r}")
             object.__setattr__(self, "clip", (float(lo), float(hi)))
 
