@@ -392,9 +392,16 @@ def test_eval_reports_baselines_a_grid_video_and_record_replays_a_policy(watched
     out = capsys.readouterr().out
     # the printed means are the library's, for the same episodes and seed
     common = dict(episodes=4, backend="warp", seed=0)
+    played = {}
     for who, policy in (("policy", "trained"), ("random", "random")):
-        rows = evaluate_episodes(run, policy=policy, **common)
+        rows = played[who] = evaluate_episodes(run, policy=policy, **common)
         assert summary_line(who, rows, "warp") in out, (who, out)
+        coins = statistics.fmean(r["terms"]["coins"] for r in rows)
+        assert f"{who}: per term coins {coins:+.3f}" in out
+    # the paired difference: episode by episode, the same starts and seeds
+    diffs = [p["return"] - r["return"] for p, r in zip(played["policy"], played["random"])]
+    assert f"policy - random: {statistics.fmean(diffs):+.3f} per episode (95% CI" in out
+    assert "paired over 4 episodes" in out
     constants = [
         (statistics.fmean(r["return"] for r in got), k, got)
         for k in range(load_run_task(run).codec.num_actions)
@@ -402,6 +409,7 @@ def test_eval_reports_baselines_a_grid_video_and_record_replays_a_policy(watched
     ]
     mean, k, got = max(constants, key=lambda c: (c[0], -c[1]))
     assert summary_line(f"best constant action ({k})", got, "warp") in out
+    assert f"policy - best constant action ({k}): " in out
     assert Image.open(gif).size == (2 * 160 + 2, 2 * 144 + 2)  # 4 envs, 2 x 2, 2 px apart
     clip = tmp_path / "policy.gif"
     assert main(["record", "--policy", str(run), "--out", str(clip)]) == 0
@@ -411,3 +419,36 @@ def test_eval_reports_baselines_a_grid_video_and_record_replays_a_policy(watched
     image = Image.open(clip)
     assert image.size == (160, 144) and image.n_frames > 10  # (GIFs merge equal frames)
     assert main(["record", "--policy", str(run), "--out", str(tmp_path / "x.mp4")]) == 2
+
+
+def test_the_paired_difference_says_when_it_is_not_significant():
+    from gbxcule.cli.eval import paired_line
+
+    def rows(returns):
+        return [{"start": 0, "return": r} for r in returns]
+
+    base = rows([1.0, 2.0, 3.0, 4.0])
+    assert "the policy is better" in paired_line("random", rows([2.0, 3.1, 3.9, 5.0]), base)
+    assert "the policy is worse" in paired_line("random", rows([0.0, 1.1, 1.9, 3.0]), base)
+    noisy = paired_line("random", rows([2.0, 1.0, 4.0, 3.0]), base)
+    assert "+0.000 per episode" in noisy and "not significant (the interval holds 0)" in noisy
+    with pytest.raises(ValueError, match="share their starts"):
+        paired_line("random", rows([1.0]), [{"start": 1, "return": 0.0}])
+
+
+def test_checkpoints_kept_are_the_newest_few_and_the_best(tmp_path):
+    argv = ["train", *SMALL, "--steps", "32", "--total-steps", "512", "--checkpoint-every", "1",
+            "--keep-checkpoints", "2", "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    folder = _run(tmp_path) / "checkpoints"
+    assert sorted(p.name for p in folder.glob("update_*.pt")) == [
+        "update_000003.pt",
+        "update_000004.pt",
+    ]
+    best = json.loads((folder / "best.json").read_text())
+    records = Run.open(folder.parent).metrics()
+    scores = [r["episode_return_recent"] for r in records]  # None before an episode ends
+    top = max(s for s in scores if s is not None)
+    assert best["episode_return_recent"] == top
+    assert best["update"] == 1 + scores.index(top)  # the first update that reached it
+    assert load_checkpoint(folder / "best.pt")["update"] == best["update"]

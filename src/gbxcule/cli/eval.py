@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     for r in rows:
         print(f"{r['episode']:7d}  {r['start']:5d}  {r['return']:8.3f}  {r['length']:6d}")
     print(summary_line("policy", rows, args.backend))
+    print(terms_line("policy", rows))
     if len({(r["return"], r["length"]) for r in rows}) == 1 and len(rows) > 1:
         print(
             f"warning: all {len(rows)} episodes are identical: a deterministic game from one "
@@ -71,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
     if args.baseline:
         baseline = evaluate_episodes(args.run_dir, policy="random", **common)
         print(summary_line("random", baseline, args.backend))
+        print(terms_line("random", baseline))
+        print(paired_line("random", rows, baseline))
         from gbxcule.tasks import load_run_task
 
         best = None
@@ -80,8 +83,39 @@ def run(args: argparse.Namespace) -> int:
             if best is None or mean > best[0]:
                 best = (mean, k, got)
         assert best is not None
-        print(summary_line(f"best constant action ({best[1]})", best[2], args.backend))
+        name = f"best constant action ({best[1]})"
+        print(summary_line(name, best[2], args.backend))
+        print(terms_line(name, best[2]))
+        print(paired_line(name, rows, best[2]))
     return EXIT_OK
+
+
+def terms_line(who: str, rows: list[dict]) -> str:
+    """Each reward term's mean part of an episode's return."""
+    names = list(rows[0]["terms"]) if rows else []
+    parts = ", ".join(f"{n} {statistics.fmean(r['terms'][n] for r in rows):+.3f}" for n in names)
+    return f"{who}: per term {parts or '(none)'}"
+
+
+def paired_line(who: str, policy: list[dict], other: list[dict]) -> str:
+    """The policy's return minus ``who``'s, episode by episode (the same starts and
+    seeds: paired), with its 95% CI and whether it excludes zero."""
+    from gbxcule.rl.l4 import mean_ci
+
+    if [r["start"] for r in policy] != [r["start"] for r in other]:
+        raise ValueError("paired episodes must share their starts")
+    diffs = [p["return"] - o["return"] for p, o in zip(policy, other, strict=True)]
+    mean, lo, hi = mean_ci(diffs)
+    if len(diffs) < 2:
+        return f"policy - {who}: {mean:+.3f} (one episode: no interval)"
+    verdict = (
+        "the policy is better" if lo > 0 else "the policy is worse" if hi < 0
+        else "not significant (the interval holds 0)"
+    )  # fmt: skip
+    return (
+        f"policy - {who}: {mean:+.3f} per episode (95% CI {lo:+.3f} to {hi:+.3f}, paired "
+        f"over {len(diffs)} episodes): {verdict}"
+    )
 
 
 def summary_line(who: str, rows: list[dict], backend: str) -> str:

@@ -22,6 +22,7 @@ import datetime as _dt
 import hashlib
 import io
 import json
+import math
 import os
 import pickle
 import platform
@@ -316,7 +317,12 @@ class Run:
         p = self.path / "checkpoints" / "latest.pt"
         return p if p.is_file() else None
 
-    def save_checkpoint(self, state: dict[str, Any], every: int) -> Path:
+    def save_checkpoint(
+        self, state: dict[str, Any], every: int, keep: int = 0, score: float | None = None
+    ) -> Path:
+        """``latest.pt``; ``update_XXXXXX.pt`` every ``every`` updates, the ``keep`` newest
+        kept (0: all); ``best.pt`` whenever ``score`` (the running mean return) beats the
+        best so far (``best.json`` says which update and its score)."""
         state = {"schema": schemas.CHECKPOINT_SCHEMA, "run_id": self.run_id, **state}
         buf = io.BytesIO()
         torch.save(state, buf)
@@ -325,7 +331,17 @@ class Run:
         done = state["update"]  # updates completed
         if every > 0 and done % every == 0:
             write_bytes_durable(folder / f"update_{done:06d}.pt", data)
+            if keep > 0:
+                for old in sorted(folder.glob("update_*.pt"))[:-keep]:
+                    old.unlink()
+        if score is not None and math.isfinite(score) and score > self._best_score():
+            write_bytes_durable(folder / "best.pt", data)
+            write_json(folder / "best.json", {"update": done, "episode_return_recent": score})
         return write_bytes_durable(folder / "latest.pt", data)
+
+    def _best_score(self) -> float:
+        best = self.path / "checkpoints" / "best.json"
+        return float(read_json(best)["episode_return_recent"]) if best.is_file() else -math.inf
 
 
 class CheckpointError(ValueError):

@@ -85,6 +85,9 @@ class TrainConfig:
     hidden: int = 256
     # keep checkpoints/update_XXXXXX.pt every K updates
     checkpoint_every: int = _f(10, "--checkpoint-every", "keep a checkpoint every K updates")
+    keep_checkpoints: int = _f(
+        5, "--keep-checkpoints", "numbered checkpoints kept, the newest (0: all); best.pt apart"
+    )
     # Torch intra-op threads (0: Torch's default). 1 on a shared CPU: OpenMP threads that
     # wait on a busy core cost 30x (measured: conv forward at 64 envs 2.7 ms on 1 thread,
     # 88 ms on 2 while another process held a core)
@@ -147,8 +150,8 @@ class TrainConfig:
         for name in ("num_envs", "stack", "num_steps", "update_epochs", "minibatch_size"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("total_steps", "minutes", "checkpoint_every", "torch_threads", "threads",
-                     "ent_coef", "vf_coef"):  # fmt: skip
+        for name in ("total_steps", "minutes", "checkpoint_every", "keep_checkpoints",
+                     "torch_threads", "threads", "ent_coef", "vf_coef"):  # fmt: skip
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
                 raise ValueError(f"{name} must be >= 0, got {value}")

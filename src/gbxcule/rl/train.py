@@ -196,7 +196,7 @@ def _open_run(ctx, cfg: TrainConfig, out, resume, infos) -> tuple[str, dict | No
     return str(Run.create(out, cfg, rom, starts, task, meta_extra=extra).path), None
 
 
-def _checkpoint(engine, run, ctx, cfg, env_steps, rank_states) -> None:
+def _checkpoint(engine, run, ctx, cfg, env_steps, rank_states, score=None) -> None:
     rngs = ctx.all_gather(_rng_state(engine))  # every rank's RNG state, saved by rank 0
     if not ctx.is_main:
         return
@@ -220,6 +220,8 @@ def _checkpoint(engine, run, ctx, cfg, env_steps, rank_states) -> None:
             "task_sha256": run_task_sha256(run.path),
         },
         cfg.checkpoint_every,
+        keep=cfg.keep_checkpoints,
+        score=score,
     )
 
 
@@ -330,7 +332,8 @@ def _loop(engine, run, ctx, cfg, env_steps, rank_states, monitor, on_update) -> 
             monitor.log(record)
             frames = engine.bufs[pending.buffer].frames
             monitor.media(int(record["update"]) + 1, env_steps, frames)
-        _checkpoint(engine, run, ctx, cfg, env_steps, rank_states)
+        score = record.get("episode_return_recent") if monitor is not None else None
+        _checkpoint(engine, run, ctx, cfg, env_steps, rank_states, score)
         if on_update is not None and ctx.is_main:
             on_update(record)
 
