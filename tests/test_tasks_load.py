@@ -334,3 +334,4 @@ def test_a_predicate_that_raises_is_named_before_training_starts(task_dir, tmp_p
     err = capsys.readouterr().err
     assert "task 'bad-end': its terminated raised KeyError" in err
     assert "no read 'lives'; reads: coins, x" in err and "failure bundle" not in err
+    assert not any(tmp_path.iterdir())  # the run that could not start is not left behind

@@ -22,6 +22,7 @@ naming the dead rank.
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -252,22 +253,33 @@ def _train_held(ctx, cfg, out, resume, budget, on_update, argv, held: list) -> R
         torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
     env_cfg = dataclasses.replace(cfg, device=str(device))
-    env = make_env(task, env_cfg, cfg.env_backend, env_offset=ctx.env_lo)
-    model = build_model(cfg, task.codec.num_actions, len(task.features)).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
-    engine = Engine(cfg, env, model, optimizer, device, dist=ctx)
-    env_steps, start_states = 0, None
-    if ckpt is not None:
-        mine = ckpt["ranks"][ctx.rank] if "ranks" in ckpt else ckpt
-        model.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        _set_rng_state(engine, mine["rng"])
-        engine.sync_actor()
-        engine.update = int(ckpt["update"])
-        env_steps = int(ckpt["env_steps"])
-        start_states = mine["start_states"]
-    engine.start(start_states)
-    rank_states = ctx.all_gather(env.start_states())
+    env = None
+    try:  # until the first update: a new run that cannot start leaves nothing behind
+        env = make_env(task, env_cfg, cfg.env_backend, env_offset=ctx.env_lo)
+        model = build_model(cfg, task.codec.num_actions, len(task.features)).to(device)
+        optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
+        engine = Engine(cfg, env, model, optimizer, device, dist=ctx)
+        env_steps, start_states = 0, None
+        if ckpt is not None:
+            mine = ckpt["ranks"][ctx.rank] if "ranks" in ckpt else ckpt
+            model.load_state_dict(ckpt["model"])
+            optimizer.load_state_dict(ckpt["optimizer"])
+            _set_rng_state(engine, mine["rng"])
+            engine.sync_actor()
+            engine.update = int(ckpt["update"])
+            env_steps = int(ckpt["env_steps"])
+            start_states = mine["start_states"]
+        engine.start(start_states)
+        rank_states = ctx.all_gather(env.start_states())
+    except BaseException:
+        if env is not None:
+            env.backend.close()
+        if resume is None and ctx.is_main and not run.metrics():
+            for lock in held:
+                lock.close()
+            held.clear()
+            shutil.rmtree(run.path, ignore_errors=True)
+        raise
     monitor = None
     if ctx.is_main:
         monitor = Monitor(run.path, cfg, tensorboard=cfg.tensorboard, wandb=cfg.wandb,
