@@ -3,6 +3,7 @@ code 2, one line naming the value), never a traceback, a silent clamp or a run s
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import math
 
@@ -131,3 +132,61 @@ def test_a_color_only_game_is_refused_and_a_color_enhanced_one_runs_as_dmg(tmp_p
     with WarpVecCpuBackend(str(enhanced), num_envs=1) as b:
         b.reset()
         b.step([0])
+
+
+def _typed_options():
+    """Every option of every subcommand whose value goes through one of the CLI's checked
+    types (a count, a count >= 1, a seed): (command, flag, type name)."""
+    from gbxcule.cli import build_parser
+    from gbxcule.cli.command import nonnegative_int, positive_int, seed_int
+
+    checked = {nonnegative_int: "count", positive_int: "positive", seed_int: "seed"}
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    out = []
+    for name, p in sub.choices.items():
+        for action in p._actions:
+            if action.option_strings and action.type in checked:
+                out.append((name, action.option_strings[0], checked[action.type]))
+    return out
+
+
+TYPED = _typed_options()
+BAD = {"count": ["-1", "x", "1.5"], "positive": ["0", "-3", "ten"], "seed": ["-1", str(2**64), "s"]}
+POSITIONAL = {"verify": ["x.gb"], "eval": ["RUN"], "l4": ["RUN"], "record": ["x.gb"]}
+
+
+def test_the_typed_options_cover_every_command_that_takes_a_count():
+    assert {cmd for cmd, _, _ in TYPED} == {"demo", "eval", "l4", "record", "train", "verify"}
+    assert len(TYPED) >= 20
+
+
+@pytest.mark.parametrize(
+    "command,flag,value",
+    [(c, f, v) for c, f, kind in TYPED for v in BAD[kind]],
+    ids=lambda x: str(x)[:12],
+)
+def test_every_typed_option_refuses_bad_values_by_name(capsys, command, flag, value):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, *POSITIONAL.get(command, []), f"{flag}={value}"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}" in err and "Traceback" not in err, err
+
+
+TRAIN_NUMBERS = {  # TrainConfig fields a user sets, with values check() refuses
+    "--threads": ["-2"], "--torch-threads": ["-1"], "--checkpoint-every": ["-5"],
+    "--keep-checkpoints": ["-1"], "--lr": ["0", "-1e-3", "inf", "nan"], "--ent-coef": ["-1", "nan"],
+    "--dist-timeout": ["0", "-4"], "--envs": ["0", "-8"], "--steps": ["0"], "--epochs": ["0"],
+    "--minibatch": ["0"], "--stack": ["0", "-1"], "--media-every": ["-1"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "flag,value", [(f, v) for f, vs in TRAIN_NUMBERS.items() for v in vs], ids=str
+)
+def test_every_bad_training_number_is_one_line_and_no_run(tmp_path, capsys, flag, value):
+    code = main([*TRAIN, f"{flag}={value}", "--out", str(tmp_path)])  # the last one counts
+    err = capsys.readouterr().err
+    assert code == 2 and "error:" in err and "Traceback" not in err, (code, err)
+    assert not any(tmp_path.iterdir())
