@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gbxcule.cli import main
+from gbxcule.tasks import load_task
 
 pytestmark = pytest.mark.api
 
@@ -21,7 +22,7 @@ SHORTER = {"--minutes 15": "--total-steps 64 --steps 8 --minibatch 16 --epochs 1
 
 
 def blocks(text: str) -> list[tuple[str, str]]:
-    return re.findall(r"```(python|sh)\n(.*?)```", text, re.S)
+    return re.findall(r"```(python|sh|toml)\n(.*?)```", text, re.S)
 
 
 def test_the_guide_runs_from_a_rom_to_a_checked_policy(tmp_path, monkeypatch, capsys):
@@ -47,8 +48,8 @@ def test_the_guide_runs_from_a_rom_to_a_checked_policy(tmp_path, monkeypatch, ca
     sh("gbxcule demo --save-rom game.gb")
     outputs = []
     for kind, code in blocks(GUIDE.read_text()):
-        if kind == "python" and code.startswith("# task.py"):
-            (tmp_path / "task.py").write_text(code)
+        if code.startswith(("# task.py", "# task.toml")):
+            (tmp_path / code.split()[1]).write_text(code)
         elif kind == "python":
             capsys.readouterr()
             exec(compile(code, str(GUIDE), "exec"), {})  # noqa: S102 - our own guide
@@ -57,6 +58,10 @@ def test_the_guide_runs_from_a_rom_to_a_checked_policy(tmp_path, monkeypatch, ca
             for line in code.strip().splitlines():
                 outputs.append(sh(line))
     assert (tmp_path / "start.state").is_file()
+    toml, python = load_task(str(tmp_path / "task.toml")), load_task(str(tmp_path / "task.py"))
+    assert toml.reads == python.reads and toml.reward == python.reward  # the two forms agree
+    (run,) = (tmp_path / "runs").iterdir()
+    assert (run / "task.toml").is_file() and not (run / "task.py").exists()
     assert "0xc100" in outputs[1]  # step 2 finds the X coordinate among the bytes that grew
     returns = [o.split("mean return")[1].split(" over")[0] for o in outputs if "mean return" in o]
     assert len(returns) == 2 and returns[0] == returns[1]  # ours and PyBoy, the same episodes

@@ -26,6 +26,7 @@ import math
 import os
 import pickle
 import platform
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -233,15 +234,19 @@ class Run:
         # Built under a hidden name and renamed whole: a reader never sees a half-made run.
         path = final.parent / f".{final.name}.creating"
         path.mkdir(parents=True)
-        (path / "checkpoints").mkdir()
-        (path / "failures").mkdir()
-        write_json(path / "config.json", cfg.to_json())
-        meta = build_meta(cfg, final.name, rom, starts, task)
-        meta["task_file"] = save_run_task(task, path)
-        meta.update(meta_extra or {})  # distributed: world size, the ranks' devices and envs
-        write_json(path / "meta.json", meta)
-        (path / "metrics.jsonl").touch()
-        fsync_dir(path)
+        try:
+            (path / "checkpoints").mkdir()
+            (path / "failures").mkdir()
+            write_json(path / "config.json", cfg.to_json())
+            meta = build_meta(cfg, final.name, rom, starts, task)
+            meta["task_file"] = save_run_task(task, path)
+            meta.update(meta_extra or {})  # distributed: world size, ranks' devices and envs
+            write_json(path / "meta.json", meta)
+            (path / "metrics.jsonl").touch()
+            fsync_dir(path)
+        except BaseException:
+            shutil.rmtree(path, ignore_errors=True)  # nothing half-made stays behind
+            raise
         os.rename(path, final)
         fsync_dir(final.parent)
         return cls(final)

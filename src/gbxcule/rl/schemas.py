@@ -44,7 +44,8 @@ class TrainConfig:
     task: str = _f(
         "demo-coins",
         "--task",
-        "a built-in task, a task file path/to/task.py[:NAME] or a module package.mod:NAME",
+        "a built-in task, a task file path/to/task.toml (runs no code) or path/to/task.py[:NAME], "
+        "or a module package.mod:NAME",
     )
     rom: str | None = _f(None, "--rom", "ROM file (default: the task's)")
     state: str | None = _f(None, "--state", "start state file (default: the task's)")

@@ -41,6 +41,7 @@ from gbxcule.rl.monitor import Monitor
 from gbxcule.rl.rollout import make_env
 from gbxcule.rl.schemas import TrainConfig
 from gbxcule.tasks.load import check_overrides, load_run_task, load_task, run_task_sha256
+from gbxcule.tasks.task import TaskError
 
 
 class TrainingFailed(RuntimeError):
@@ -193,6 +194,9 @@ def _open_run(ctx, cfg: TrainConfig, out, resume, infos) -> tuple[str, dict | No
     task = check_overrides(load_task(cfg.task), cfg.rom, cfg.state)
     rom = task.rom_path(cfg.rom)
     starts = [str(p) for p in task.start_paths(cfg.state)]
+    for what, p in [("ROM", rom), *(("start state", s) for s in starts)]:
+        if not Path(p).is_file():
+            raise TaskError(f"task {task.name!r}: its {what} {p} does not exist")
     extra = {"world_size": ctx.world_size, "dist_backend": ctx.backend, "ranks": infos}
     return str(Run.create(out, cfg, rom, starts, task, meta_extra=extra).path), None
 

@@ -6,14 +6,18 @@ A task reference is one of:
   ``gbxcule/tasks/builtin/``, loaded like any other;
 * a task file, ``path/to/task.py`` or ``path/to/task.py:NAME`` (the module-level
   :class:`~gbxcule.tasks.task.Task` called ``NAME``; ``TASK`` by default);
-* an importable module, ``package.module:NAME`` (or ``package.module`` for ``TASK``).
+* an importable module, ``package.module:NAME`` (or ``package.module`` for ``TASK``);
+* a task file that runs no code, ``path/to/task.toml`` (or ``.json``; ``task_file.py``).
 
 A run keeps a copy of its task's file as ``task.py`` and records the variable, the
 file's sha256 and the folder its relative paths start from (``task.json``);
 :func:`load_run_task` loads the task from there in a fresh shell, so ``eval``,
 ``resume`` and ``l4`` never depend on a launcher that patched something.
 
-The copy is Python, and loading it runs it. So a run's task loads only when this
+A ``.toml`` / ``.json`` task is kept as ``task.toml`` / ``task.json`` and read as data:
+opening such a run runs nothing, whoever trained it.
+
+A Python copy runs when it loads. So a run's Python task loads only when this
 machine's user trusts it: a built-in task loads from the installed package (never from
 the run's copy; a run of another version's built-in is refused), and a task file only if
 its sha256 is in the user's list of trusted tasks (:func:`trusted_tasks_path`), where
@@ -34,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from gbxcule.tasks.task import Task, TaskError
+from gbxcule.tasks.task_file import TASK_FILE_SUFFIXES, read_task_file
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 BUILTIN = {  # name -> file[:variable]
@@ -45,7 +50,8 @@ BUILTIN = {  # name -> file[:variable]
 }
 DEFAULT_VARIABLE = "TASK"
 RUN_TASK_FILE = "task.py"
-RUN_TASK_RECORD = "task.json"
+RUN_TASK_RECORD = "task.json"  # the record; a JSON task file is kept as task-file.json
+RUN_DATA_TASK_FILES = {".toml": "task.toml", ".json": "task-file.json"}
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,13 @@ def load_task(ref: str | Task, *, base_dir: str | Path | None = None) -> Task:
     if target in BUILTIN:
         file, _, var = BUILTIN[target].partition(":")
         path, variable = BUILTIN_DIR / file, var or variable
+    elif Path(target).suffix in TASK_FILE_SUFFIXES:
+        path = Path(target).expanduser().resolve()
+        if not path.is_file():
+            raise TaskError(f"task file {target} does not exist")
+        if variable != DEFAULT_VARIABLE:
+            raise TaskError(f"{ref}: a {path.suffix} task file holds one task; drop :{variable}")
+        return _with_source(read_task_file(path), ref, path, "", base_dir)
     elif target.endswith(".py") or Path(target).is_file():
         path = Path(target).expanduser().resolve()
         if not path.is_file():
@@ -117,7 +130,7 @@ def load_task(ref: str | Task, *, base_dir: str | Path | None = None) -> Task:
         except ImportError as exc:
             raise TaskError(
                 f"unknown task {ref!r}: not a built-in ({', '.join(BUILTIN)}), not a task file "
-                f"(path/to/task.py[:NAME]) and not an importable module ({exc})"
+                f"(path/to/task.toml, path/to/task.py[:NAME]) and not an importable module ({exc})"
             ) from None
         path = Path(module.__file__ or "").resolve()
         return _with_source(_pick(module, variable, target), ref, path, variable, base_dir)
@@ -159,9 +172,11 @@ def trust_task_sha256(sha256: str) -> None:
 
 
 def trust_run_task(run_dir: str | Path) -> str:
-    """Trust the task file a run keeps (after reading it): its sha256, now in the list."""
+    """Trust the task file a run keeps (after reading it): its sha256, now in the list (a
+    ``.toml`` / ``.json`` task runs no code and needs no trust)."""
     record, copy = _run_task_record(Path(run_dir))
-    trust_task_sha256(record["sha256"])
+    if copy.name == RUN_TASK_FILE:
+        trust_task_sha256(record["sha256"])
     return str(record["sha256"])
 
 
@@ -173,14 +188,17 @@ def save_run_task(task: Task, run_dir: str | Path) -> dict[str, Any]:
     if source is None or not source.path.is_file():
         raise TaskError(
             f"task {task.name!r} was not loaded from a file, so a run could not load it again; "
-            "put it in a task file and pass --task path/to/task.py[:NAME]"
+            "put it in a task file and pass --task path/to/task.toml (or task.py[:NAME])"
         )
-    _refuse_relative_imports(task, source.path)
+    copy_name = RUN_DATA_TASK_FILES.get(source.path.suffix, RUN_TASK_FILE)
+    if copy_name == RUN_TASK_FILE:
+        _refuse_relative_imports(task, source.path)
     run_dir = Path(run_dir)
     from gbxcule.files import write_atomic
 
-    write_atomic(run_dir / RUN_TASK_FILE, source.path.read_bytes())
+    write_atomic(run_dir / copy_name, source.path.read_bytes())
     record = {
+        "file": copy_name,
         "ref": source.ref,
         "name": task.name,
         "variable": source.variable,
@@ -189,7 +207,8 @@ def save_run_task(task: Task, run_dir: str | Path) -> dict[str, Any]:
         "base_dir": str(task.base_dir) if task.base_dir is not None else None,
     }
     write_atomic(run_dir / RUN_TASK_RECORD, (json.dumps(record, indent=2) + "\n").encode())
-    trust_task_sha256(source.sha256)  # trained here: this user ran it
+    if copy_name == RUN_TASK_FILE:
+        trust_task_sha256(source.sha256)  # trained here: this user ran it
     return record
 
 
@@ -217,11 +236,26 @@ def run_task_sha256(run_dir: str | Path) -> str | None:
 
 
 def _run_task_record(run_dir: Path) -> tuple[dict[str, Any], Path]:
-    """A run's ``task.json`` and its ``task.py``, whose sha256 it must hold."""
-    record_path, copy = run_dir / RUN_TASK_RECORD, run_dir / RUN_TASK_FILE
-    if not record_path.is_file() or not copy.is_file():
-        raise TaskError(f"{run_dir} keeps no task ({RUN_TASK_FILE} and {RUN_TASK_RECORD})")
-    record = json.loads(record_path.read_text())
+    """A run's ``task.json`` and the task file it keeps (``task.py``, ``task.toml`` or
+    ``task-file.json``), whose sha256 it must hold."""
+    record_path = run_dir / RUN_TASK_RECORD
+    if not record_path.is_file():
+        raise TaskError(f"{run_dir} keeps no task ({RUN_TASK_RECORD} and its task file)")
+    try:
+        record = json.loads(record_path.read_text())
+        name = record.get("file", RUN_TASK_FILE)
+    except (ValueError, AttributeError):
+        record, name = None, None
+    keys = ("sha256", "ref", "name")
+    if not isinstance(record, dict) or not all(isinstance(record.get(k), str) for k in keys):
+        raise TaskError(
+            f"{record_path} is not a task record (JSON with the task's {', '.join(keys)})"
+        )
+    if name not in (RUN_TASK_FILE, *RUN_DATA_TASK_FILES.values()):
+        raise TaskError(f"{record_path} names the task file {name!r}, not one a run keeps")
+    copy = run_dir / name
+    if not copy.is_file():
+        raise TaskError(f"{run_dir} keeps no task file {name} (its {RUN_TASK_RECORD} names it)")
     if _sha256(copy) != record["sha256"]:
         raise TaskError(
             f"{copy} changed since the run started (sha256 differs from {RUN_TASK_RECORD}); "
@@ -247,6 +281,12 @@ def load_run_task(run_dir: str | Path) -> Task:
                 "another gbxcule version"
             )
         return task
+    if copy.name != RUN_TASK_FILE:  # data: nothing of it runs, whoever trained it
+        base = record.get("base_dir")
+        task = _with_source(read_task_file(copy), record["ref"], copy, "", base or run_dir)
+        if task.name != record["name"]:
+            raise TaskError(f"{copy} holds task {task.name!r}, the run trained {record['name']!r}")
+        return task
     if not _is_trusted(record["sha256"]):
         raise TaskError(
             f"{copy} (sha256 {record['sha256'][:16]}) is Python code from a run not trained "
@@ -254,7 +294,7 @@ def load_run_task(run_dir: str | Path) -> Task:
             f"--trust-task (or call gbxcule.tasks.trust_run_task); trusted tasks are listed "
             f"in {trusted_tasks_path()}"
         )
-    task = load_task(f"{copy}:{record['variable']}", base_dir=record["base_dir"])
+    task = load_task(f"{copy}:{record['variable']}", base_dir=record.get("base_dir"))
     if task.name != record["name"]:
         raise TaskError(f"{copy} defines task {task.name!r}, the run trained {record['name']!r}")
     return task
@@ -269,7 +309,7 @@ def check_overrides(task: Task, rom: str | Path | None, state: str | Path | None
         return task
     raise TaskError(
         f"--rom {rom}: the task {task.name!r} reads its reward from its own game's RAM, so "
-        "on another ROM it would reward nothing. Write a task for your game (a Task in a "
-        "Python file: the ROM, start states, RAM reads and reward terms; see the guide "
-        "docs/own-game.md) and pass --task path/to/task.py"
+        "on another ROM it would reward nothing. Write a task for your game (a task.toml: "
+        "the ROM, start states, RAM reads and reward terms; see the guide docs/own-game.md) "
+        "and pass --task path/to/task.toml"
     )

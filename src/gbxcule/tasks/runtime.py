@@ -17,7 +17,8 @@ from typing import Any
 
 import torch
 
-from gbxcule.tasks.memory import TaskMemory
+from gbxcule.tasks.memory import TaskMemory, resolve
+from gbxcule.tasks.reads import ReadError
 from gbxcule.tasks.task import Task, TaskError
 from gbxcule.tasks.terms import StepCost
 
@@ -80,6 +81,13 @@ class TaskRuntime:
         self.task = task
         self.device = torch.device(device)
         self.num_envs = n = backend.num_envs
+        for name, read in task.reads.items():  # a read that cannot be made, by its name
+            for source in read.sources():
+                try:
+                    resolve(backend, source)
+                except (ReadError, KeyError) as exc:
+                    msg = exc.args[0] if exc.args else exc
+                    raise TaskError(f"task {task.name!r} read {name!r}: {msg}") from None
         self.memory = TaskMemory(backend, task.reads.values())
         self.terms = task.terms
         self.term_names = list(self.terms)

@@ -40,6 +40,7 @@ start, and ``sticky_actions`` repeats the previous step's action with that proba
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,7 @@ from typing import Any
 
 from gbxcule.core.actions import ActionCodec, codec_from_buttons, get_codec
 from gbxcule.core.step_end import StepEnd
+from gbxcule.tasks.expressions import Expression, ExpressionError
 from gbxcule.tasks.reads import Read
 from gbxcule.tasks.terms import Term, as_term
 
@@ -63,10 +65,12 @@ class Swarm:
     the highest episode return so far (its machine and task buffers, one launch). The
     copied envs start a new stretch of experience there (their frame stacks blank)."""
 
-    reached: Callable[[Any], Any]
+    reached: Callable[[Any], Any] | str
     every: int = 128
 
     def __post_init__(self) -> None:
+        if isinstance(self.reached, str):
+            object.__setattr__(self, "reached", _expression("swarm.reached", self.reached))
         if not callable(self.reached):
             raise TaskError(
                 f"Swarm.reached must be a predicate over the reads, got {self.reached!r}"
@@ -83,8 +87,8 @@ class Task:
     rom: str | Path | None = None
     starts: Sequence[str | Path] = ()
     actions: str | Sequence[str] = "pokemonred_puffer_v1"  # a codec name or button combos
-    terminated: Callable[[Any], Any] | None = None
-    truncated: Callable[[Any], Any] | None = None
+    terminated: Callable[[Any], Any] | str | None = None  # str: an Expression (expressions.py)
+    truncated: Callable[[Any], Any] | str | None = None
     max_steps: int = 1000
     frames_per_step: int = 24
     release_after_frames: int = 8
@@ -121,12 +125,20 @@ class Task:
         for name, scale in scales.items():
             if name not in reads:
                 raise TaskError(f"feature {name!r} is not one of the task's reads")
-            if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-                raise TaskError(f"feature {name!r}: its scale must be a number, got {scale!r}")
+            if (
+                isinstance(scale, bool)
+                or not isinstance(scale, (int, float))
+                or not math.isfinite(scale)
+            ):
+                raise TaskError(
+                    f"feature {name!r}: its scale must be a finite number, got {scale!r}"
+                )
         object.__setattr__(self, "features", {k: float(v) for k, v in scales.items()})
         object.__setattr__(self, "starts", tuple(self.starts))
-        for name in ("max_steps", "frames_per_step"):
-            _positive_int(name, getattr(self, name))
+        from gbxcule.core.actions import MAX_STEP_FRAMES
+
+        _positive_int("max_steps", self.max_steps, most=2**31 - 1)  # an int32 count per env
+        _positive_int("frames_per_step", self.frames_per_step, most=MAX_STEP_FRAMES)
         release = self.release_after_frames
         if (
             isinstance(release, bool)
@@ -154,18 +166,31 @@ class Task:
             )
         from gbxcule.core.actions import check_step_timing
 
+        codec = self.codec  # (its own error names the task)
         try:
-            check_step_timing(
-                self.codec, self.frames_per_step, self.release_after_frames, self.step_end
-            )
+            check_step_timing(codec, self.frames_per_step, self.release_after_frames, self.step_end)
         except ValueError as exc:
             raise TaskError(f"task {self.name!r}: {exc}") from None
         if self.swarm is not None and not isinstance(self.swarm, Swarm):
             raise TaskError(f"swarm must be a Swarm(reached=..., every=...), got {self.swarm!r}")
         for key in ("terminated", "truncated"):
             fn = getattr(self, key)
+            if isinstance(fn, str):
+                object.__setattr__(self, key, fn := _expression(key, fn))
             if fn is not None and not callable(fn):
                 raise TaskError(f"{key} must be a predicate over the reads, got {fn!r}")
+        predicates = {"terminated": self.terminated, "truncated": self.truncated}
+        if self.swarm is not None:
+            predicates["swarm.reached"] = self.swarm.reached
+        for key, fn in predicates.items():
+            if not isinstance(fn, Expression):
+                continue
+            unknown = sorted(fn.reads - set(reads))
+            if unknown:
+                raise TaskError(
+                    f"task {self.name!r} {key} {fn.text!r} reads {', '.join(map(repr, unknown))}, "
+                    f"which the task does not define; reads: {', '.join(reads) or 'none'}"
+                )
         from gbxcule.games import GAMES, bundled_name
 
         game = bundled_name(self.rom)
@@ -236,7 +261,14 @@ class Task:
         return out
 
 
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise TaskError(f"{name} must be an int >= 1, got {value!r}")
+def _expression(key: str, text: str) -> Expression:
+    try:
+        return Expression(text)
+    except ExpressionError as exc:
+        raise TaskError(f"{key}: {exc}") from None
+
+
+def _positive_int(name: str, value: Any, *, most: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise TaskError(f"{name} must be an int in 1..{most}, got {value!r}")
     return value
