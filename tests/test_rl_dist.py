@@ -48,6 +48,20 @@ def _torchrun(nproc: int, args: list[str], env: dict | None = None, timeout: flo
     )
 
 
+def _nproc(nproc: int, args: list[str], env: dict | None = None, timeout: float = 240):
+    """``gbxcule train --nproc P``: the ranks started by our launcher (``rl/launch.py``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "gbxcule", "train", "--nproc", str(nproc), *args],
+        env={**ENV, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+LAUNCHERS = {"torchrun": _torchrun, "nproc": _nproc}
+
+
 def _single(args: list[str]) -> int:
     """``gbxcule train`` in this process (a world of 1): one interpreter start less."""
     from gbxcule.cli import main
@@ -61,8 +75,9 @@ def _run_dir(out: Path) -> Path:
 
 
 def test_two_ranks_learn_like_one_process_with_all_envs(tmp_path):
+    """Started by ``--nproc 2``; torchrun starts the ranks of the killed-rank test."""
     budget = ["--total-steps", str(2 * 32 * 16)]  # 2 updates of 32 envs x 16 steps
-    two = _torchrun(2, [*COMMON, *budget, "--envs", "16", "--out", str(tmp_path / "two")])
+    two = _nproc(2, [*COMMON, *budget, "--envs", "16", "--out", str(tmp_path / "two")])
     assert two.returncode == 0, two.stderr[-3000:]
     assert _single([*COMMON, *budget, "--envs", "32", "--out", str(tmp_path / "one")]) == 0
     r2, r1 = Run.open(_run_dir(tmp_path / "two")), Run.open(_run_dir(tmp_path / "one"))
@@ -86,10 +101,12 @@ def test_two_ranks_learn_like_one_process_with_all_envs(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_killed_rank_takes_the_job_down_and_resume_completes(tmp_path):
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_a_killed_rank_takes_the_job_down_and_resume_completes(tmp_path, launcher):
     args = [*COMMON, "--envs", "8", "--total-steps", str(5 * 16 * 16), "--out", str(tmp_path)]
     args += ["--dist-timeout", "60"]
-    killed = _torchrun(2, args, env={KILL_ENV: "1:2"})
+    launch = LAUNCHERS[launcher]
+    killed = launch(2, args, env={KILL_ENV: "1:2"})
     assert killed.returncode != 0
     run = _run_dir(tmp_path)
     assert [r["update"] for r in Run.open(run).metrics()] == [0, 1]
@@ -97,9 +114,32 @@ def test_a_killed_rank_takes_the_job_down_and_resume_completes(tmp_path):
     error = json.loads((bundle / "error.json").read_text())
     assert error["type"] == "RankFailed" and error["failed_ranks"] == [1], error
     assert "rank 1 " in error["message"] and error["rank"] == 0
-    resumed = _torchrun(2, ["--resume", str(run), "--no-report"])
+    resumed = launch(2, ["--resume", str(run), "--no-report"])
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     updates = [r["update"] for r in Run.open(run).metrics()]
     assert updates == [0, 1, 2, 3, 4]
     assert load_checkpoint(run)["update"] == 5
     assert not [p for p in run.rglob(".*") if p.is_file()]
+
+
+def test_the_local_launcher_serves_its_store_on_loopback_only():
+    from gbxcule.rl.launch import loopback_store, rank_env
+
+    store, (host, port) = loopback_store(2, timeout_s=5)
+    try:
+        assert host == "127.0.0.1"
+        store.set("probe", "1")  # the store answers on that socket
+        assert store.get("probe") == b"1"
+        env = rank_env(1, 2, port)
+        assert (env["RANK"], env["WORLD_SIZE"], env["MASTER_ADDR"]) == ("1", "2", "127.0.0.1")
+        assert env["TORCHELASTIC_USE_AGENT_STORE"] == "True"  # no rank starts a server
+    finally:
+        del store
+
+
+def test_nproc_under_torchrun_is_refused(capsys, monkeypatch):
+    from gbxcule.cli import main
+
+    monkeypatch.setenv("RANK", "0")
+    assert main(["train", "--nproc", "2", "--total-steps", "8"]) == 2
+    assert "under torchrun, leave it out" in capsys.readouterr().err

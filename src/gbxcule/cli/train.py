@@ -1,8 +1,10 @@
 """``gbxcule train``: PPO on a task, into a run directory (see ``gbxcule.rl``).
 
-Runs as one process, or under ``torchrun --nproc-per-node P [--nnodes M ...] -m gbxcule
-train ...`` as P*M ranks (``--envs`` per rank; see ``gbxcule.rl.distributed``): rank 0
-writes the run directory and prints; ``--resume`` needs the same world size.
+Runs as one process, as P ranks on this machine (``--nproc P``: ``gbxcule.rl.launch``,
+nothing listening beyond loopback), or under ``torchrun --nproc-per-node P [--nnodes M
+...] -m gbxcule train ...`` as P*M ranks (``--envs`` per rank; see
+``gbxcule.rl.distributed``): rank 0 writes the run directory and prints; ``--resume``
+needs the same world size.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from gbxcule.cli.command import (
     UsageError,
     add_trust_task,
     nonnegative_int,
+    positive_int,
     trust_if_asked,
 )
 from gbxcule.tasks.load import BUILTIN
@@ -75,6 +78,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-report", action="store_true", help="skip the learning-curve PNG and eval GIF"
     )
+    p.add_argument(
+        "--nproc",
+        type=positive_int,
+        default=1,
+        metavar="P",
+        help="P ranks on this machine, started here with their rendezvous on loopback only "
+        "(torchrun's listens on every interface; use torchrun across machines)",
+    )
     add_trust_task(p)
 
 
@@ -89,7 +100,7 @@ def config_fields() -> list:
 
 # What --resume may be given: the budget (extended, recorded in the run) and reporting.
 RESUME_OPTIONS = {"resume", "total_steps", "minutes", "no_report", "eval_episodes", "verbose",
-                  "trust_task"}  # fmt: skip
+                  "trust_task", "nproc"}  # fmt: skip
 
 
 def _config(args: argparse.Namespace):
@@ -136,9 +147,29 @@ def _default_args() -> argparse.Namespace:
     return parser.parse_args([])
 
 
+def _launch_ranks(args: argparse.Namespace) -> int:
+    """``--nproc P``: this command again as P ranks (``rl/launch.py``), without --nproc."""
+    from gbxcule.rl.launch import run_local_ranks
+
+    if "RANK" in os.environ:
+        raise UsageError("--nproc starts ranks itself; under torchrun, leave it out")
+    typed = list(getattr(args, "argv", None) or sys.argv[1:])
+    rest, skip = [], False
+    for word in typed:
+        if skip:
+            skip = False
+        elif word == "--nproc":
+            skip = True
+        elif not word.startswith("--nproc="):
+            rest.append(word)
+    return run_local_ranks(args.nproc, rest, timeout_s=args.dist_timeout_s)
+
+
 def run(args: argparse.Namespace) -> int:
     from gbxcule.rl.train import TrainingFailed, print_progress, train
 
+    if args.nproc > 1:
+        return _launch_ranks(args)
     try:
         if args.resume is not None:
             _refuse_settings_on_resume(args)

@@ -283,7 +283,8 @@ def install_sigterm(ctx: DistContext) -> None:
         return
 
     def _raise(signum, frame):
-        raise RankTerminated(f"rank {ctx.rank} got signal {signum} (job teardown)")
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: a second would cut
+        raise RankTerminated(f"rank {ctx.rank} got signal {signum} (job teardown)")  # the bundle
 
     signal.signal(signal.SIGTERM, _raise)
 
