@@ -38,7 +38,7 @@ def loopback_store(world_size: int, timeout_s: float = 300.0) -> tuple[Any, tupl
     sock.bind((LOOPBACK, 0))
     sock.listen(128)
     port = sock.getsockname()[1]
-    store = dist.TCPStore(
+    store = dist.TCPStore(  # pyright: ignore[reportPrivateImportUsage]
         LOOPBACK,
         port,
         world_size,
