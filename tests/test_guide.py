@@ -65,4 +65,6 @@ def test_the_guide_runs_from_a_rom_to_a_checked_policy(tmp_path, monkeypatch, ca
     assert "0xc100" in outputs[1]  # step 2 finds the X coordinate among the bytes that grew
     returns = [o.split("mean return")[1].split(" over")[0] for o in outputs if "mean return" in o]
     assert len(returns) == 2 and returns[0] == returns[1]  # ours and PyBoy, the same episodes
-    assert "PASS game: 100 steps" in outputs[-1]  # the lockstep from the state agreed
+    assert "PASS my-game from start.state: 100 steps" in outputs[-1]  # lockstep agreed
+    checked = next(o for o in outputs if "task 'my-game' on warp" in o)
+    assert "coins" in checked and (tmp_path / "my-game-check.gif").is_file()

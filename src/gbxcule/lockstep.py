@@ -54,6 +54,7 @@ import numpy as np
 from gbxcule.backends.protocol import CPU_STATE_KEYS, Backend
 from gbxcule.core.actions import get_codec, validate_actions
 from gbxcule.core.memory_layout import SPANS
+from gbxcule.core.step_end import StepEnd, format_step_end
 from gbxcule.files import checkout_root
 
 DEFAULT_BUNDLE_ROOT = Path("repro")  # under the working directory
@@ -114,6 +115,7 @@ class LockstepConfig:
     allow_bad_logo: bool = False
     boot: str = "fast"
     state: str | None = None  # a PyBoy .state (or snapshot) both sides start from
+    step_end: StepEnd | None = None  # steps that end early on a RAM byte (an address)
 
     def __post_init__(self) -> None:
         from gbxcule.asm.bootrom import check_boot
@@ -151,6 +153,8 @@ class LockstepConfig:
             args.append(f"--boot={self.boot}")
         if self.state is not None:
             args.append(f"--state={self.state}")
+        if self.step_end is not None:
+            args.append(f"--step-end={format_step_end(self.step_end)}")
         return args
 
 
@@ -345,6 +349,9 @@ def run_lockstep(
         if cfg.state is not None:
             ref.load_state(cfg.state)
             dut.load_state(cfg.state)
+        if cfg.step_end is not None:
+            ref.set_step_end(cfg.step_end)  # type: ignore[attr-defined]
+            dut.set_step_end(cfg.step_end)  # type: ignore[attr-defined]
         for step in range(cfg.steps + 1):
             if step:
                 ref.step(actions[step - 1])

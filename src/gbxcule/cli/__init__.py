@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "train": "gbxcule.cli.train",
     "eval": "gbxcule.cli.eval",
     "l4": "gbxcule.cli.l4",
+    "task": "gbxcule.cli.task_check",
 }
 
 

@@ -29,6 +29,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     which.add_argument("--rom", type=Path, help="a ROM file")
     which.add_argument("--suite", nargs="+", metavar="NAME", help="micro-ROM suite entries")
     which.add_argument("--all", action="store_true", help="every micro ROM of the suite")
+    which.add_argument(
+        "--task",
+        help="a task (task.toml, task.py[:NAME], a built-in): its ROM, from each of its start "
+        "states, with its actions, step timing and step end",
+    )
     p.add_argument(
         "--ref",
         "--reference",
@@ -55,6 +60,11 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--release-after-frames", type=nonnegative_int, help="default: min(8, frames), or spec"
     )
     p.add_argument("--codec", help="action codec (default: pokemonred_puffer_v1; suite: buttons)")
+    p.add_argument(
+        "--step-end",
+        help="end steps early on a RAM byte, e.g. 0xC011,changes,min_frames=8 (or "
+        "ADDR,equals=V / not_equals=V, mask=M); a task's own with --task",
+    )
     p.add_argument(
         "--actions",
         help="random (seeded), none, or a .npy [steps, envs] file (default: random; "
@@ -95,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
     regions = lockstep.parse_ranges(args.regions) if args.regions else None
     ignore = lockstep.parse_ranges(args.ignore)
     cases = []  # (label, rom path, config, actions)
+    if args.task is not None:
+        return _run_cases(args, _task_cases(args, boot, regions, ignore))
     if args.state is not None and args.rom is None:
         raise UsageError("--state goes with --rom (the suite's ROMs start from power-on)")
     if args.state is not None and not args.state.is_file():
@@ -104,6 +116,11 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"ROM file not found: {args.rom}")
         fps = args.frames_per_step or 24
         codec = args.codec or "pokemonred_puffer_v1"
+        step_end = None
+        if args.step_end is not None:
+            from gbxcule.core.step_end import parse_step_end
+
+            step_end = parse_step_end(args.step_end)
         cfg = lockstep.LockstepConfig(
             ref=args.ref,
             dut=args.dut,
@@ -119,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
             allow_bad_logo=args.allow_bad_logo,
             boot=boot,
             state=None if args.state is None else str(args.state),
+            step_end=step_end,
             **({"regions": regions} if regions else {}),
         )
         acts = lockstep.make_actions(
@@ -166,6 +184,59 @@ def run(args: argparse.Namespace) -> int:
                     raise UsageError(f"{spec.name}: the spec defines only {spec.steps} steps")
             cases.append((spec.name, spec_mod.spec_rom_file(spec), cfg, acts))
 
+    return _run_cases(args, cases)
+
+
+TASK_SETS = ("state", "frames_per_step", "release_after_frames", "codec", "step_end")
+
+
+def _task_cases(args: argparse.Namespace, boot: str, regions, ignore) -> list:
+    """``--task``: one case per start state of the task (power-on when it has none), with
+    the task's actions, timing and step end (its symbol looked up in the ROM's .sym)."""
+    from types import SimpleNamespace
+
+    from gbxcule.core.symbols import symbols_beside
+    from gbxcule.tasks.load import load_task
+    from gbxcule.tasks.session import resolve_step_end
+
+    given = [f"--{k.replace('_', '-')}" for k in TASK_SETS if getattr(args, k) is not None]
+    if given:
+        raise UsageError(f"--task sets {', '.join(given)} itself: leave them out")
+    task = load_task(args.task)
+    rom = task.rom_path()
+    step_end = task.step_end
+    if step_end is not None and not isinstance(step_end.where, int):
+        step_end = resolve_step_end(step_end, SimpleNamespace(symbols=symbols_beside(rom)))
+    starts = task.start_paths() or [None]
+    cases = []
+    for k, start in enumerate(starts):
+        cfg = lockstep.LockstepConfig(
+            ref=args.ref,
+            dut=args.dut,
+            steps=args.steps or 100,
+            frames_per_step=task.frames_per_step,
+            release_after_frames=task.release_after_frames,
+            codec=task.action_codec,
+            every=args.every,
+            ignore=ignore,
+            compare_cycles=args.cycles,
+            compare_frames=not args.no_frames,
+            num_envs=args.num_envs,
+            allow_bad_logo=args.allow_bad_logo,
+            boot=boot,
+            state=None if start is None else str(start),
+            step_end=step_end,
+            **({"regions": regions} if regions else {}),
+        )
+        acts = lockstep.make_actions(
+            args.actions or "random", cfg.steps, cfg.num_envs, cfg.codec, args.seed + k
+        )
+        label = f"{task.name} from {'power-on' if start is None else start.name}"
+        cases.append((label, rom, cfg, acts))
+    return cases
+
+
+def _run_cases(args: argparse.Namespace, cases: list) -> int:
     bundle_root = None if args.no_bundle else (args.bundle_dir or lockstep.DEFAULT_BUNDLE_ROOT)
     failed = 0
     for label, rom, cfg, acts in cases:

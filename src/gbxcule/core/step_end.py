@@ -86,3 +86,40 @@ def check_step_end_address(addr: int) -> int:
             f"({spans_text(STEP_END_SPANS)})"
         )
     return addr
+
+
+def format_step_end(end: StepEnd) -> str:
+    """``end`` as ``gbxcule verify --step-end`` takes it: ``0xC011,changes,min_frames=8``."""
+    if not isinstance(end.where, int):
+        raise StepEndError(f"StepEnd at symbol {end.where!r}: resolve it to an address first")
+    parts = [f"{end.where:#06x}"]
+    parts.append("changes" if end.changes else f"{STEP_END_OPS[end.op]}={end.value}")
+    if end.mask != 0xFF:
+        parts.append(f"mask={end.mask:#04x}")
+    if end.min_frames != 1:
+        parts.append(f"min_frames={end.min_frames}")
+    return ",".join(parts)
+
+
+def parse_step_end(text: str) -> StepEnd:
+    """The inverse of :func:`format_step_end` (numbers in decimal or 0x hex)."""
+    where, *options = [p.strip() for p in text.split(",")]
+    kwargs: dict[str, object] = {}
+    try:
+        addr = int(where, 0)
+        for option in options:
+            key, sep, value = option.partition("=")
+            if key == "changes" and not sep:
+                kwargs["changes"] = True
+            elif key in ("equals", "not_equals", "mask", "min_frames") and sep:
+                kwargs[key] = int(value, 0)
+            else:
+                raise StepEndError(
+                    f"step end {text!r}: {option!r} is not changes, equals=V, not_equals=V, "
+                    "mask=M or min_frames=N"
+                )
+    except ValueError as exc:
+        if isinstance(exc, StepEndError):
+            raise
+        raise StepEndError(f"step end {text!r}: {exc}") from None
+    return StepEnd(addr, **kwargs)  # type: ignore[arg-type]

@@ -1,0 +1,76 @@
+"""``gbxcule task check TASK``: a task tried on a short random rollout before it is trained
+on (``gbxcule.tasks.check``): each read's range, each term's pay, the episodes' ends and
+lengths, frames per step, a contact-sheet GIF, and warnings a user can act on; with
+``--pyboy`` the same rollout on PyBoy, step for step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from gbxcule.cli.command import EXIT_FAILED, EXIT_OK, positive_int, seed_int
+
+HELP = "check a task before training: reads, rewards, ends, a contact sheet (task check TASK)"
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    check = sub.add_parser("check", help="a short random rollout of TASK, reported")
+    check.add_argument(
+        "task", metavar="TASK", help="a task file (task.toml, task.py[:NAME]) or a built-in"
+    )
+    check.add_argument("--envs", type=positive_int, default=16, help="envs (default 16)")
+    check.add_argument("--steps", type=positive_int, default=400, help="steps (default 400)")
+    check.add_argument("--seed", type=seed_int, default=0, help="starts and actions (default 0)")
+    check.add_argument(
+        "--backend", default="warp", choices=("warp", "pyboy", "pyboy-mp"), help="default warp"
+    )
+    check.add_argument(
+        "--pyboy",
+        action="store_true",
+        help="also run the same rollout on PyBoy and compare rewards, ends and frames",
+    )
+    check.add_argument(
+        "--gif",
+        type=Path,
+        help="contact sheet of the first 16 envs over the rollout (default: NAME-check.gif)",
+    )
+    check.add_argument("--no-gif", action="store_true", help="write no contact sheet")
+    check.add_argument("--json", type=Path, help="also write the report as JSON here")
+    check.add_argument("--threads", type=positive_int, help="CPU worker threads (warp)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from gbxcule.files import write_atomic
+    from gbxcule.images import tile_frames, write_gif
+    from gbxcule.tasks.check import check_task, first_difference, format_report
+    from gbxcule.tasks.load import load_task
+
+    task = load_task(args.task)
+    options = dict(envs=args.envs, steps=args.steps, seed=args.seed, threads=args.threads)
+    report = check_task(task, kind=args.backend, **options)
+    print(format_report(report))
+    if not args.no_gif:
+        gif = args.gif or Path(f"{task.name}-check.gif")
+        write_gif([tile_frames(list(shot)) for shot in report.sheet], gif, frame_ms=200)
+        print(f"  contact sheet: {gif} ({len(report.sheet)} frames of the first envs)")
+    code = EXIT_OK
+    other = None
+    if args.pyboy:
+        other = check_task(task, kind="pyboy", **{**options, "threads": None})
+        diff = first_difference(report, other)
+        if diff is None:
+            print(f"  PyBoy agrees: rewards, ends and frames equal at every step ({args.steps} x "
+                  f"{args.envs})")  # fmt: skip
+        else:
+            print(f"  PyBoy differs first at {diff}")
+            code = EXIT_FAILED
+    if args.json is not None:
+        out = {k: v for k, v in asdict(report).items() if k not in ("sheet", "trace")}
+        if other is not None:
+            out["pyboy_difference"] = first_difference(report, other)
+        write_atomic(args.json, (json.dumps(out, indent=2) + "\n").encode())
+    return code
