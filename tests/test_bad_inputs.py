@@ -141,23 +141,29 @@ def _typed_options():
     from gbxcule.cli.command import nonnegative_int, positive_int, seed_int
 
     checked = {nonnegative_int: "count", positive_int: "positive", seed_int: "seed"}
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     out = []
-    for name, p in sub.choices.items():
-        for action in p._actions:
-            if action.option_strings and action.type in checked:
-                out.append((name, action.option_strings[0], checked[action.type]))
+
+    def walk(words: str, parser: argparse.ArgumentParser) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, p in action.choices.items():
+                    walk(f"{words} {name}".strip(), p)
+            elif action.option_strings and action.type in checked:
+                out.append((words, action.option_strings[0], checked[action.type]))
+
+    walk("", build_parser())
     return out
 
 
 TYPED = _typed_options()
 BAD = {"count": ["-1", "x", "1.5"], "positive": ["0", "-3", "ten"], "seed": ["-1", str(2**64), "s"]}
-POSITIONAL = {"verify": ["x.gb"], "eval": ["RUN"], "l4": ["RUN"], "record": ["x.gb"]}
+POSITIONAL = {"verify": ["x.gb"], "eval": ["RUN"], "l4": ["RUN"], "record": ["x.gb"],
+              "states": ["x.gb"], "task check": ["T"]}  # fmt: skip
 
 
 def test_the_typed_options_cover_every_command_that_takes_a_count():
-    assert {cmd for cmd, _, _ in TYPED} == {"demo", "eval", "l4", "record", "train", "verify"}
+    assert {cmd for cmd, _, _ in TYPED} == {"demo", "eval", "l4", "record", "train", "verify",
+                                            "states", "task check"}  # fmt: skip
     assert len(TYPED) >= 20
 
 
@@ -168,7 +174,7 @@ def test_the_typed_options_cover_every_command_that_takes_a_count():
 )
 def test_every_typed_option_refuses_bad_values_by_name(capsys, command, flag, value):
     with pytest.raises(SystemExit) as exit_:
-        main([command, *POSITIONAL.get(command, []), f"{flag}={value}"])
+        main([*command.split(), *POSITIONAL.get(command, []), f"{flag}={value}"])
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert f"argument {flag}" in err and "Traceback" not in err, err

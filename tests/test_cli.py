@@ -37,7 +37,7 @@ def test_module_help_lists_every_command():
     out = subprocess.run(
         [sys.executable, "-m", "gbxcule", "--help"], capture_output=True, text=True, check=True
     ).stdout
-    names = {"verify", "info", "demo", "bench", "record", "train", "eval", "l4", "task"}
+    names = {"verify", "info", "demo", "bench", "record", "train", "eval", "l4", "task", "states"}
     assert set(COMMANDS) == names
     for name in names:
         assert name in out

@@ -42,6 +42,8 @@ LAYERS: dict[str, frozenset[str]] = {
 ALLOWED = {
     # a bundled game makes its start states by playing a raw PyBoy (button, tick, save)
     ("gbxcule.games.quest.starts", "gbxcule.backends.pyboy_backend"),
+    # so does a user's, made by `gbxcule states` on the oracle
+    ("gbxcule.tasks.state_maker", "gbxcule.backends.pyboy_backend"),
 }
 
 

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "eval": "gbxcule.cli.eval",
     "l4": "gbxcule.cli.l4",
     "task": "gbxcule.cli.task_check",
+    "states": "gbxcule.cli.states",
 }
 
 

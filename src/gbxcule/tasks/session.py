@@ -72,32 +72,37 @@ def make_task_backend(
 _NOTED: set[tuple[str, str]] = set()
 
 
-def _note_unverifiable_starts(paths: list[Path], datas: list[bytes], backend: Any) -> None:
-    """Once a process per (state, ROM): a PyBoy ``.state`` does not say which game saved
-    it. Loading refuses a state of another cartridge layout or bank count
-    (``core/pyboy_state_io.py``); one of another game with this ROM's layout loads, and
-    starts episodes in nonsense, so the user is told what could not be checked."""
+def _check_start_provenance(paths: list[Path], datas: list[bytes], backend: Any) -> None:
+    """A state whose sidecar names another ROM is refused (``provenance.py``). A PyBoy
+    ``.state`` with no sidecar does not say which game saved it: loading refuses one of
+    another cartridge layout or bank count (``core/pyboy_state_io.py``), but one of another
+    game with this ROM's layout loads and starts episodes in nonsense, so the user is told,
+    once a process per (state, ROM), what could not be checked."""
     from gbxcule.core.snapshot import SNAPSHOT_MAGIC
     from gbxcule.games import is_bundled_start
+    from gbxcule.tasks.provenance import check_state_rom
 
     rom = Path(backend.rom_path)
+    rom_bytes = rom.read_bytes() if rom.is_file() else b""
     for path, data in zip(paths, datas, strict=True):
         key = (str(path.resolve()), str(rom))
-        if data.startswith(SNAPSHOT_MAGIC) or key in _NOTED or is_bundled_start(path, rom):
+        if data.startswith(SNAPSHOT_MAGIC) or is_bundled_start(path, rom):
             continue  # our snapshots carry their ROM's sha256 and are checked on load
+        if check_state_rom(path, data, rom_bytes, rom.name) or key in _NOTED:
+            continue
         _NOTED.add(key)
         warnings.warn(
             f"{path}: a PyBoy state does not record which ROM saved it; only its cartridge "
             f"layout was checked against {rom.name or 'the ROM'}. Make sure it was saved on "
             "this game (a state of another game with the same layout starts every episode "
-            "in nonsense).",
+            "in nonsense); states made by `gbxcule states` carry their ROM's sha256.",
             UnverifiedStartState,
             stacklevel=3,
         )
 
 
 class UnverifiedStartState(UserWarning):
-    """A start state whose game the file cannot prove (see ``_note_unverifiable_starts``)."""
+    """A start state whose game the file cannot prove (see ``_check_start_provenance``)."""
 
 
 def resolve_step_end(end: StepEnd, backend: Any) -> StepEnd:
@@ -163,7 +168,7 @@ class TaskSession:
             if not p.is_file():
                 raise TaskError(f"task {task.name!r}: start state {p} does not exist")
         self._start_bytes = [p.read_bytes() for p in self.start_files]
-        _note_unverifiable_starts(self.start_files, self._start_bytes, backend)
+        _check_start_provenance(self.start_files, self._start_bytes, backend)
         if task.step_end is not None:
             backend.set_step_end(resolve_step_end(task.step_end, backend))
         self.runtime = TaskRuntime(task, backend, self.device, seed=seed)
