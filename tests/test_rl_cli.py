@@ -44,7 +44,7 @@ def test_a_nan_exits_non_zero_naming_the_bundle(tmp_path, capsys):
         "--out",
         str(tmp_path),
         "--debug-nan-at-update",
-        "0",
+        "1",  # (async: update 0 trains nothing yet)
     ]
     assert main(argv) == 1
     err = capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 import torch
@@ -144,3 +145,28 @@ def test_metrics_drop_a_torn_line_and_updates_past_the_checkpoint(tmp_path):
     assert run.trim_metrics(2) == 2
     assert [r["update"] for r in run.metrics()] == [0, 1]
     assert run.metrics_path.read_bytes().endswith(b"\n")
+
+
+def test_on_the_cpu_async_learns_on_its_own_thread_and_its_errors_reach_the_caller(
+    tmp_path, monkeypatch
+):
+    real = async_ppo.ppo_update
+    threads = []
+
+    def watched(*a, **k):
+        threads.append(threading.current_thread().name)
+        return real(*a, **k)
+
+    monkeypatch.setattr(async_ppo, "ppo_update", watched)
+    import gbxcule.rl.train as train_mod
+
+    train_mod.train(tiny(mode="async", total_steps=4 * 8 * 3), out=tmp_path / "a")
+    assert threads == ["gbxcule-learner"] * 2  # updates 1 and 2 (update 0 has nothing yet)
+
+    def broken(*a, **k):
+        raise RuntimeError("learner broke")
+
+    monkeypatch.setattr(async_ppo, "ppo_update", broken)
+    with pytest.raises(train_mod.TrainingFailed) as info:
+        train_mod.train(tiny(mode="async", total_steps=4 * 8 * 3), out=tmp_path / "b")
+    assert "learner broke" in str(info.value.cause)

@@ -106,13 +106,12 @@ RESUME_OPTIONS = {"resume", "total_steps", "minutes", "no_report", "eval_episode
 def _config(args: argparse.Namespace):
     from gbxcule.rl.schemas import TrainConfig
 
-    cuda = args.device.startswith("cuda")
     if (args.total_steps or 0) <= 0 and (args.minutes or 0) <= 0:
         raise UsageError("give --total-steps S or --minutes M (or --resume RUN_DIR)")
     given = {f.name: getattr(args, f.name) for f in config_fields()}
     given["total_steps"] = args.total_steps or 0
     given["minutes"] = args.minutes or 0.0
-    given["mode"] = args.mode or ("async" if cuda else "sync")
+    given["mode"] = args.mode or "async"
     return TrainConfig(**given)
 
 

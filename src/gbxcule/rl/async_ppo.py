@@ -16,9 +16,12 @@ One update ``u`` enqueues, in this order:
 On CUDA the two streams overlap (``async``); the env's Warp launches and renders run on
 the actor stream (``wp.ScopedStream``). Every dependency is a GPU event; the host does
 not wait while enqueueing, and ``torch.cuda.set_sync_debug_mode("error")`` around the
-enqueue proves it (``sync_guard``). On the CPU there are no streams: the same code runs
-the same steps in program order and the events become wall-clock stamps, so the
-artifacts are the same. Per update: ``t_actor``, ``t_learner``, ``t_total`` (CUDA events
+enqueue proves it (``sync_guard``). On the CPU there are no streams and the events become
+wall-clock stamps: ``sync`` runs the same steps in program order; ``async`` runs the
+learner's PPO on a thread of its own while the actor collects (Torch and Warp release
+the GIL in their kernels), so a core the emulator leaves idle trains; the learner's
+weights reach the actor after both, as on CUDA, so the numbers are those of a CUDA
+``async`` run. Several ranks keep program order (their collectives stay on one thread). Per update: ``t_actor``, ``t_learner``, ``t_total`` (CUDA events
 or wall clock) and ``overlap_efficiency = (t_actor + t_learner) / t_total``.
 """
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -195,6 +199,8 @@ class Engine:
         u = self.update
         b = u % 2
         train = b if cfg.mode == "sync" else (1 - b if u > 0 else None)
+        if not s.cuda and cfg.mode == "async" and self.dist is None:
+            return self._update_threaded(u, b, train)
         ev = {
             k: s.event()
             for k in ("actor_start", "actor_end", "learner_start", "learner_end", "done")
@@ -255,6 +261,69 @@ class Engine:
             actor_checksum=actor_checksum,
             learner_checksum=learner_checksum,
             read_versions=read_versions,
+            host={**self.host_times, "render_s": getattr(self.env, "render_s", 0.0)},
+        )
+
+    def _update_threaded(self, u: int, b: int, train: int | None) -> Pending:
+        """CPU ``async``: PPO on rollout ``train`` in the learner's thread while this thread
+        collects rollout ``b``; the weights reach the actor once both are done."""
+        s = self.streams
+        ev = {k: s.event() for k in ("actor_start", "actor_end", "learner_start",
+                                     "learner_end", "done")}  # fmt: skip
+        self.host_times = {"render_s": 0.0, "obs_s": 0.0, "env_s": 0.0}
+        if hasattr(self.env, "render_s"):
+            self.env.render_s = 0.0
+        result: dict[str, Any] = {}
+
+        def learn() -> None:
+            ev["learner_start"].record()
+            try:
+                if train is not None:
+                    v0 = self.versions[train].clone()
+                    result["stats"] = ppo_update(
+                        self.learner,
+                        self.optimizer,
+                        self.bufs[train],
+                        self.cfg,
+                        self.learner_gen,
+                        inject_nan=(u == self.inject_nan_at),
+                    )
+                    result["versions"] = torch.stack([v0, self.versions[train].clone()])
+            except BaseException as exc:  # raised again on the caller's thread
+                result["error"] = exc
+            ev["learner_end"].record()
+
+        learner = threading.Thread(target=learn, name="gbxcule-learner", daemon=True)
+        learner.start()
+        try:
+            ev["actor_start"].record()
+            actor_checksum = checksum(self.actor)
+            self.versions[b] += 1
+            buf = self.bufs[b]
+            if u > 0:
+                buf.carry_from(self.bufs[1 - b])
+            self._collect(buf)
+            ev["actor_end"].record()
+        finally:
+            learner.join()
+        if "error" in result:
+            raise result["error"]
+        with torch.no_grad():
+            for a, p in zip(self.actor.parameters(), self.learner.parameters()):
+                a.copy_(p)
+        learner_checksum = checksum(self.learner)
+        ev["done"].record()
+        self.update += 1
+        return Pending(
+            update=u,
+            buffer=b,
+            trained=train,
+            events=ev,
+            stats=result.get("stats"),
+            episode_stats=buf.episode_stats,
+            actor_checksum=actor_checksum,
+            learner_checksum=learner_checksum,
+            read_versions=result.get("versions"),
             host={**self.host_times, "render_s": getattr(self.env, "render_s", 0.0)},
         )
 

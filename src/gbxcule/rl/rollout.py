@@ -128,6 +128,28 @@ class TaskEnv:
         self.result = session.new_result()
         self.render_s = 0.0
 
+    def emulator_sps(self, steps: int, seed: int = 0) -> float:
+        """Env-steps/s of the emulator alone on these envs: ``steps`` steps of random actions,
+        each rendered as an observation, with no policy, task or learner. Call before
+        :meth:`start`, which resets every env (the run's draws are untouched)."""
+        gen = torch.Generator().manual_seed(seed)
+        n_actions = self.spec.codec.num_actions
+        width = FRAME_W[self.obs_format]
+        out = torch.empty((self.num_envs, px.DOWN_H, width), dtype=torch.uint8, device=self.device)
+        actions = [torch.randint(0, n_actions, (self.num_envs,), generator=gen).to(self.device)
+                   for _ in range(steps + 1)]  # fmt: skip
+        self.backend.reset()
+        self.backend.step(actions[steps])  # (the first step pays one-time costs)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        t0 = time.perf_counter()
+        for a in actions[:steps]:
+            self.backend.step(a)
+            self.backend.render_obs(out, 0, self.obs_format)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return steps * self.num_envs / (time.perf_counter() - t0)
+
     def start(self, buf: RolloutBuffer, start_states: list | None = None) -> None:
         """Every env at a start drawn from the pool (or the given start states), render slot 0."""
         self.session.start(start_states)

@@ -59,7 +59,9 @@ class TrainConfig:
         choices=ENV_BACKENDS,
     )
     # sync: learn on the rollout just collected; async: on the previous one
-    mode: str = _f("sync", "--mode", "default: async on cuda, sync on cpu", choices=MODES,
+    mode: str = _f("async", "--mode", "default async: the learner trains on the last rollout "
+                   "while the actor collects the next (CUDA streams; a thread on the CPU)",
+                   choices=MODES,
                    cli_default=None)  # fmt: skip
     obs_format: str = _f("packed2", "--obs-format", choices=OBS_FORMATS)
     stack: int = _f(2, "--stack", "frames per observation (the agent keeps its own stack)")

@@ -273,6 +273,7 @@ def _train_held(ctx, cfg, out, resume, budget, on_update, argv, held: list) -> R
             engine.update = int(ckpt["update"])
             env_steps = int(ckpt["env_steps"])
             start_states = mine["start_states"]
+        emulator_sps = env.emulator_sps(cfg.num_steps, seed=cfg.seed) * ctx.world_size
         engine.start(start_states)
         rank_states = ctx.all_gather(env.start_states())
     except BaseException:
@@ -288,9 +289,16 @@ def _train_held(ctx, cfg, out, resume, budget, on_update, argv, held: list) -> R
     if ctx.is_main:
         monitor = Monitor(run.path, cfg, tensorboard=cfg.tensorboard, wandb=cfg.wandb,
                           media_every=cfg.media_every)  # fmt: skip
+    if ctx.is_main:
+        print(
+            f"gbxcule train: the emulator alone runs {emulator_sps:,.0f} env-steps/s here "
+            f"({cfg.num_envs * ctx.world_size} envs, random actions, observations rendered); "
+            "metrics' vs_emulator is training's share of it",
+            file=sys.stderr,
+        )
     try:
         _check_hot(engine)
-        _loop(engine, run, ctx, cfg, env_steps, rank_states, monitor, on_update)
+        _loop(engine, run, ctx, cfg, env_steps, rank_states, monitor, on_update, emulator_sps)
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as exc:
@@ -302,7 +310,7 @@ def _train_held(ctx, cfg, out, resume, budget, on_update, argv, held: list) -> R
     return run
 
 
-def _loop(engine, run, ctx, cfg, env_steps, rank_states, monitor, on_update) -> None:
+def _loop(engine, run, ctx, cfg, env_steps, rank_states, monitor, on_update, emu_sps) -> None:
     """Updates until the step or wall budget is spent (the ranks stop together)."""
     steps_per_update = cfg.num_envs * cfg.num_steps * ctx.world_size
     if cfg.total_steps > 0 and env_steps >= cfg.total_steps and ctx.is_main:
@@ -337,6 +345,8 @@ def _loop(engine, run, ctx, cfg, env_steps, rank_states, monitor, on_update) -> 
             "wall_s": wall,
             "env_steps": env_steps,
             "sps": steps_per_update / wall,  # every rank's env steps
+            "emulator_sps": emu_sps,  # the emulator alone on these envs (measured at start)
+            "vs_emulator": steps_per_update / wall / emu_sps,
             "world_size": ctx.world_size,
             "elapsed_s": elapsed,
             "eta_s": _eta(cfg, env_steps - start_steps, env_steps, elapsed),
@@ -406,10 +416,15 @@ def progress_line(record: dict[str, Any]) -> str:
     ret_s = "-" if ret is None else f"{ret:.3f}"
     return (
         f"update {record['update']:5d} | steps {record['env_steps']:,} | "
-        f"SPS {record['sps']:,.0f} | return {ret_s} | overlap "
+        f"SPS {record['sps']:,.0f}{_share(record)} | return {ret_s} | overlap "
         f"{record['overlap_efficiency'] or 0:.2f} | {_clock(record.get('elapsed_s'))} "
         f"elapsed, ETA {_clock(record.get('eta_s'))}"
     )
+
+
+def _share(record: dict[str, Any]) -> str:
+    share = record.get("vs_emulator")
+    return "" if share is None else f" ({share:.2f}x emulator)"
 
 
 def print_progress(record: dict[str, Any], stream: Any = None) -> None:
