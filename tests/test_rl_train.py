@@ -160,8 +160,13 @@ def test_on_the_cpu_async_learns_on_its_own_thread_and_its_errors_reach_the_call
     monkeypatch.setattr(async_ppo, "ppo_update", watched)
     import gbxcule.rl.train as train_mod
 
-    train_mod.train(tiny(mode="async", total_steps=4 * 8 * 3), out=tmp_path / "a")
+    run = train_mod.train(tiny(mode="async", total_steps=4 * 8 * 3), out=tmp_path / "a")
     assert threads == ["gbxcule-learner"] * 2  # updates 1 and 2 (update 0 has nothing yet)
+    for record in run.metrics():  # the emulator alone, measured once, beside each update
+        assert (
+            record["emulator_sps"] > 0 == record["emulator_sps"] - run.metrics()[0]["emulator_sps"]
+        )
+        assert record["vs_emulator"] == pytest.approx(record["sps"] / record["emulator_sps"])
 
     def broken(*a, **k):
         raise RuntimeError("learner broke")

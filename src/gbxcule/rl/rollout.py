@@ -129,16 +129,17 @@ class TaskEnv:
         self.render_s = 0.0
 
     def emulator_sps(self, steps: int, seed: int = 0) -> float:
-        """Env-steps/s of the emulator alone on these envs: ``steps`` steps of random actions,
-        each rendered as an observation, with no policy, task or learner. Call before
-        :meth:`start`, which resets every env (the run's draws are untouched)."""
+        """Env-steps/s of the emulator alone on these envs, from the task's first start:
+        ``steps`` steps of random actions, each rendered as an observation, with no policy,
+        task or learner. Call before :meth:`start`, which sets every env up anew (the run's
+        draws are untouched)."""
         gen = torch.Generator().manual_seed(seed)
         n_actions = self.spec.codec.num_actions
         width = FRAME_W[self.obs_format]
         out = torch.empty((self.num_envs, px.DOWN_H, width), dtype=torch.uint8, device=self.device)
         actions = [torch.randint(0, n_actions, (self.num_envs,), generator=gen).to(self.device)
                    for _ in range(steps + 1)]  # fmt: skip
-        self.backend.reset()
+        self.session.place_at_first_start()
         self.backend.step(actions[steps])  # (the first step pays one-time costs)
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)

@@ -197,6 +197,18 @@ class TaskSession:
         self.runtime.begin()
         self.runtime.check_predicates()
 
+    def place_at_first_start(self) -> None:
+        """Every env at the pool's first start, drawing nothing and starting no episode
+        (for a measurement of the emulator; :meth:`start` sets the run's envs up anew)."""
+        b = self.backend
+        b.reset()
+        b.clear_start_states()
+        if self._start_bytes:
+            b.add_start_state(self._start_bytes[0])
+        else:
+            b.capture_start_state(0)
+        b.reset_envs(self._all, slots=torch.zeros_like(self.slots))
+
     def _draw(self, mask: torch.Tensor) -> torch.Tensor:
         count = self.num_starts
         if count == 1:
