@@ -184,7 +184,7 @@ TRAIN_NUMBERS = {  # TrainConfig fields a user sets, with values check() refuses
     "--threads": ["-2"], "--torch-threads": ["-1"], "--checkpoint-every": ["-5"],
     "--keep-checkpoints": ["-1"], "--lr": ["0", "-1e-3", "inf", "nan"], "--ent-coef": ["-1", "nan"],
     "--dist-timeout": ["0", "-4"], "--envs": ["0", "-8"], "--steps": ["0"], "--epochs": ["0"],
-    "--minibatch": ["0"], "--stack": ["0", "-1"], "--media-every": ["-1"],
+    "--minibatch": ["0"], "--stack": ["0", "-1"], "--media-every": ["-1"], "--hidden": ["0", "-4"],
 }  # fmt: skip
 
 
@@ -196,3 +196,12 @@ def test_every_bad_training_number_is_one_line_and_no_run(tmp_path, capsys, flag
     err = capsys.readouterr().err
     assert code == 2 and "error:" in err and "Traceback" not in err, (code, err)
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("value", ["8", "8,0", "8,16,32", "a,b", "-8,16", ""])
+def test_a_bad_channel_pair_is_an_argument_error(capsys, value):
+    with pytest.raises(SystemExit) as exit_:
+        main([*TRAIN, f"--channels={value}"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --channels" in err and "is not two counts >= 1" in err

@@ -101,10 +101,10 @@ def test_every_flagged_config_field_is_a_train_option_that_lands_in_the_config()
     assert {f.name for f in fields} >= {"num_envs", "num_steps", "lr", "env_backend", "wandb"}
     values = {  # a non-default value for every flagged field, as text
         "task": "quest-score", "rom": "x.gb", "state": "s.state", "num_envs": "8",
-        "device": "cuda:1", "env_backend": "pyboy-mp", "mode": "async", "obs_format": "u8",
+        "device": "cuda:1", "env_backend": "pyboy-mp", "mode": "sync", "obs_format": "u8",
         "stack": "3", "num_steps": "7", "total_steps": "99", "seed": "5", "lr": "0.5",
         "update_epochs": "3", "minibatch_size": "9", "ent_coef": "0.2", "checkpoint_every": "4",
-        "keep_checkpoints": "8",
+        "keep_checkpoints": "8", "channels": "8,16", "hidden": "64",
         "torch_threads": "2", "threads": "3", "tag": "t", "wandb": "online",
         "media_every": "6", "dist_timeout_s": "7.5", "debug_nan_at_update": "2",
     }  # fmt: skip
@@ -117,7 +117,8 @@ def test_every_flagged_config_field_is_a_train_option_that_lands_in_the_config()
             argv += [flag, values[f.name]]
     config = train_cli._config(parser.parse_args(argv))
     typed = {f.name: type(f.default) for f in fields if f.default is not None}
-    want = {k: typed.get(k, str)(v) for k, v in values.items()}
+    parse = {"channels": lambda v: tuple(int(c) for c in v.split(","))}
+    want = {k: parse.get(k, typed.get(k, str))(v) for k, v in values.items()}
     want |= {"tensorboard": False, "minutes": 0.0}
     assert {k: getattr(config, k) for k in want} == want
     assert dataclasses.replace(config) == config

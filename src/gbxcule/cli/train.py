@@ -41,7 +41,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         if f.name == "task":
             help_text = f"{help_text} (built-in: {', '.join(BUILTIN)})"
         if "action" not in kw:
-            kw["type"] = type(f.default) if f.default is not None else str
+            kw.setdefault("type", type(f.default) if f.default is not None else str)
             if kw.get("nargs") == "?":
                 kw.pop("type")
             if "choices" not in kw:

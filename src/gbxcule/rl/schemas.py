@@ -25,6 +25,16 @@ MODES = ("sync", "async")
 ENV_BACKENDS = TASK_BACKENDS  # backends/registry.py: what a task runs on
 
 
+def channel_pair(text: str) -> tuple[int, int]:
+    """``--channels 8,16``: two channel counts >= 1."""
+    import argparse
+
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() and int(p) >= 1 for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not two counts >= 1, C1,C2 (e.g. 8,16)")
+    return (int(parts[0]), int(parts[1]))
+
+
 def flag(name: str, help: str = "", **argparse_kw: Any) -> dict[str, Any]:
     """A ``TrainConfig`` field's ``gbxcule train`` option (``cli/train.py`` builds the
     parser from these): its flag, help and any other ``add_argument`` keywords."""
@@ -84,8 +94,13 @@ class TrainConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     norm_adv: bool = True
-    channels: tuple[int, int] = (16, 32)
-    hidden: int = 256
+    channels: tuple[int, int] = _f(
+        (16, 32),
+        "--channels",
+        "the two conv layers' channels, C1,C2 (8,16 trains ~2x faster on a CPU)",
+        type=channel_pair,
+    )
+    hidden: int = _f(256, "--hidden", "width of the policy's hidden layer")
     # keep checkpoints/update_XXXXXX.pt every K updates
     checkpoint_every: int = _f(10, "--checkpoint-every", "keep a checkpoint every K updates")
     keep_checkpoints: int = _f(
