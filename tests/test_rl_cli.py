@@ -105,6 +105,7 @@ def test_every_flagged_config_field_is_a_train_option_that_lands_in_the_config()
         "stack": "3", "num_steps": "7", "total_steps": "99", "seed": "5", "lr": "0.5",
         "update_epochs": "3", "minibatch_size": "9", "ent_coef": "0.2", "checkpoint_every": "4",
         "keep_checkpoints": "8", "channels": "8,16", "hidden": "64",
+        "precision": "bf16",
         "torch_threads": "2", "threads": "3", "tag": "t", "wandb": "online",
         "media_every": "6", "dist_timeout_s": "7.5", "debug_nan_at_update": "2",
     }  # fmt: skip

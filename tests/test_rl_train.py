@@ -175,3 +175,24 @@ def test_on_the_cpu_async_learns_on_its_own_thread_and_its_errors_reach_the_call
     with pytest.raises(train_mod.TrainingFailed) as info:
         train_mod.train(tiny(mode="async", total_steps=4 * 8 * 3), out=tmp_path / "b")
     assert "learner broke" in str(info.value.cause)
+
+
+def test_a_bf16_trunk_trains_and_its_checkpoint_says_so(tmp_path):
+    from gbxcule.rl.agent import CheckpointError, check_policy_fits, load_policy
+    from gbxcule.rl.models import ConvPolicy
+
+    model = ConvPolicy(5, 2, precision="bf16")
+    seen = []
+    model.body[0].register_forward_hook(lambda m, i, o: seen.append(o.dtype))
+    logits, value = model(torch.zeros((3, 2, 72, 20), dtype=torch.uint8))
+    assert seen == [torch.bfloat16] and logits.dtype == value.dtype == torch.float32
+    run = train(tiny(precision="bf16", total_steps=4 * 8 * 2), out=tmp_path)
+    ckpt = load_checkpoint(run.path)
+    assert ckpt["model_spec"]["precision"] == "bf16"
+    assert load_policy(run.path).model.precision == "bf16"
+    with pytest.raises(CheckpointError, match="precision 'bf16', the run wants 'fp32'"):
+        check_policy_fits(ckpt, {"precision": "fp32"}, "ckpt")
+    old = {**ckpt, "model_spec": {k: v for k, v in ckpt["model_spec"].items() if k != "precision"}}
+    check_policy_fits(old, {"precision": "fp32"}, "ckpt")  # from before: fp32
+    with pytest.raises(ValueError, match="precision must be one of"):
+        ConvPolicy(5, 2, precision="fp16")

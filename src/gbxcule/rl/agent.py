@@ -74,6 +74,7 @@ def policy_fit(cfg: Any, task: Any, task_sha256: str | None = None) -> dict[str,
         "channels": list(cfg.channels),
         "hidden": cfg.hidden,
         "num_features": len(task.features),
+        "precision": cfg.precision,
     }
     return fit if task_sha256 is None else {**fit, "task_sha256": task_sha256}
 
@@ -84,6 +85,7 @@ def check_policy_fits(ckpt: dict[str, Any], fit: dict[str, Any], where: Any) -> 
     have = {**ckpt["model_spec"], "task_sha256": ckpt.get("task_sha256")}
     have["channels"] = list(have.get("channels", []))
     have.setdefault("num_features", 0)
+    have.setdefault("precision", "fp32")
     bad = [
         f"{key} {have.get(key)!r}, the run wants {want!r}"
         for key, want in fit.items()
@@ -116,6 +118,7 @@ def load_policy(
         tuple(spec["channels"]),
         spec["hidden"],
         spec.get("num_features", 0),
+        spec.get("precision", "fp32"),
     )
     model.load_state_dict(ckpt["model"])
     return Agent(model.to(device), device)

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from gbxcule.core import pixels as px
+from gbxcule.rl.schemas import PRECISIONS
 
 
 def _layer(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -44,8 +45,12 @@ class ConvPolicy(nn.Module):
         channels: tuple[int, int] = (16, 32),
         hidden: int = 256,
         num_features: int = 0,
+        precision: str = "fp32",
     ) -> None:
         super().__init__()
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        self.precision = precision
         self.num_actions, self.stack, self.obs_format = num_actions, stack, obs_format
         self.num_features = num_features
         c1, c2 = channels
@@ -71,7 +76,10 @@ class ConvPolicy(nn.Module):
 
     def trunk(self, obs: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
         shades = unpack_packed2(obs, self.shifts) if self.obs_format == "packed2" else obs
-        h = self.body(shades.to(torch.float32) * (1.0 / 3.0))
+        bf16 = self.precision == "bf16"  # the trunk in bfloat16, the heads in float32
+        with torch.autocast(shades.device.type, dtype=torch.bfloat16, enabled=bf16):
+            h = self.body(shades.to(torch.float32) * (1.0 / 3.0))
+        h = h.to(torch.float32)
         if self.num_features:
             if features is None or features.shape[-1] != self.num_features:
                 got = None if features is None else tuple(features.shape)
@@ -97,6 +105,7 @@ class ConvPolicy(nn.Module):
             "channels": [c1, c2],
             "hidden": self.body[5].out_features,
             "num_features": self.num_features,
+            "precision": self.precision,
         }
 
 

@@ -54,7 +54,9 @@ class TrainingFailed(RuntimeError):
 
 def build_model(cfg: TrainConfig, num_actions: int, num_features: int = 0) -> ConvPolicy:
     channels = tuple(cfg.channels)
-    return ConvPolicy(num_actions, cfg.stack, cfg.obs_format, channels, cfg.hidden, num_features)
+    return ConvPolicy(
+        num_actions, cfg.stack, cfg.obs_format, channels, cfg.hidden, num_features, cfg.precision
+    )
 
 
 def _rng_state(engine: Engine) -> dict[str, Any]:
