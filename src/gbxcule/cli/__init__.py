@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from types import ModuleType
 
 from gbxcule.cli.command import EXIT_USAGE, UsageError
@@ -87,6 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # what was typed, for resume
     quiet_warp(args.verbose)
+    formatted = warnings.formatwarning
+
+    def sentence(message, category, filename, lineno, line=None) -> str:
+        return f"gbxcule {args.command}: warning: {message}\n"
+
+    warnings.formatwarning = sentence  # a sentence, not a source line
     try:
         return command(args.command).run(args)
     except (UsageError, RolloutError, FileNotFoundError) as exc:
@@ -95,3 +102,5 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, ImportError) as exc:
         print(f"gbxcule {args.command}: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        warnings.formatwarning = formatted
