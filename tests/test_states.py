@@ -135,3 +135,17 @@ def test_a_task_refuses_a_state_of_another_game_and_warns_once_for_one_with_no_s
     data = (tmp_path / "quest.state").read_bytes()
     assert read_sidecar(tmp_path / "quest.state", data)["frame"] == 100
     assert read_sidecar(tmp_path / "quest.state", data + b"x") is None  # describes another file
+
+
+def test_states_refuses_a_from_state_that_is_not_one_of_this_rom(quest, demo, tmp_path, capsys):
+    assert main(["states", str(demo), "--from", str(quest), "--no-sheet"]) == 2
+    assert "is older than 7 and is not supported" in capsys.readouterr().err  # a ROM, no state
+    made = tmp_path / "q.state"
+    assert main(["states", str(quest), "--script", "start@60:4", "--save-at", "90",
+                 "--no-sheet", "--to", str(made)]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["states", str(demo), "--from", str(made), "--no-sheet"]) == 2
+    assert "fits a different cartridge" in capsys.readouterr().err
+    assert main(["states", str(quest), "--from", str(made), "--until", "30", "--save-at", "30",
+                 "--no-sheet", "--out", str(tmp_path)]) == 0  # fmt: skip
+    assert (tmp_path / "quest-f30.state").is_file()  # from a state of its own game

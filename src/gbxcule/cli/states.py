@@ -82,6 +82,15 @@ def run(args: argparse.Namespace) -> int:
         if not args.start.is_file():
             raise UsageError(f"--from {args.start}: no such file")
         start = args.start.read_bytes()
+        from gbxcule.core.pyboy_state_io import SavestateError, load_pyboy_state
+
+        try:  # ours first: PyBoy's own errors on a file that is no state are tracebacks
+            load_pyboy_state(start, rom)
+        except SavestateError as exc:
+            raise UsageError(f"--from {args.start}: {exc}") from None
+        from gbxcule.tasks.provenance import check_state_rom
+
+        check_state_rom(args.start, start, rom, args.rom.name)  # another ROM's: refused
     shots = set() if args.no_sheet else set(range(args.every, until + 1, args.every))
     if len(shots) > MAX_SHOTS:
         raise UsageError(
