@@ -26,6 +26,7 @@ ENV.pop("RANK", None)
 ENV.pop("WORLD_SIZE", None)
 # Same seeds, T=16, minibatch 256: every minibatch mixes both ranks' envs unevenly.
 COMMON = ["--steps", "16", "--minibatch", "256", "--epochs", "2", "--no-report", "--seed", "3",
+          "--precision", "fp32",
           "--mode", "sync"]  # fmt: skip
 LOSSES = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac")
 ATOL, RTOL = 1e-6, 1e-4  # float reduction order differs (per-rank sums + all-reduce)

@@ -10,7 +10,7 @@ import torch
 
 from gbxcule.rl import async_ppo
 from gbxcule.rl.experiment import Run, append_jsonl, load_checkpoint
-from gbxcule.rl.models import sample_actions
+from gbxcule.rl.models import resolve_precision, sample_actions
 from gbxcule.rl.ppo import compute_gae
 from gbxcule.rl.schemas import TrainConfig
 from gbxcule.rl.train import TrainingFailed, train
@@ -50,7 +50,8 @@ def test_a_run_writes_every_artifact(tmp_path, mode):
     assert len(parts) == 4 and parts[1] == "ppo" and parts[3] == "t"
     meta = json.loads((run.path / "meta.json").read_text())
     assert META_KEYS <= set(meta) and len(meta["rom"]["sha256"]) == 64
-    assert run.config() == tiny(mode=mode)
+    resolved = resolve_precision("auto", "cpu")  # the run records what "auto" chose here
+    assert run.config() == tiny(mode=mode, precision=resolved)
     records = run.metrics()
     assert [r["update"] for r in records] == [0, 1]
     assert records[-1]["env_steps"] == 64 and records[0]["run_id"] == run.run_id
@@ -196,3 +197,18 @@ def test_a_bf16_trunk_trains_and_its_checkpoint_says_so(tmp_path):
     check_policy_fits(old, {"precision": "fp32"}, "ckpt")  # from before: fp32
     with pytest.raises(ValueError, match="precision must be one of"):
         ConvPolicy(5, 2, precision="fp16")
+
+
+def test_auto_precision_is_resolved_and_recorded_and_old_runs_stay_fp32(tmp_path, monkeypatch):
+    from gbxcule.rl import models
+
+    assert models.resolve_precision("fp32", "cpu") == "fp32"
+    assert models.resolve_precision("auto", "cuda:0") == "fp32"
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: True)
+    assert models.resolve_precision("auto", "cpu") == "bf16"
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
+    assert models.resolve_precision("auto", "cpu") == "fp32"
+    run = train(tiny(precision="auto", total_steps=4 * 8), out=tmp_path)
+    assert run.config().precision == "fp32"  # resolved (here: no bf16), never "auto"
+    old = {k: v for k, v in TrainConfig().to_json().items() if k != "precision"}
+    assert TrainConfig.from_json(old).precision == "fp32"

@@ -286,3 +286,57 @@ def test_progress_shorthand_and_json_hex_addresses():
     task = task_from_data({"name": "t", "reads": {"a": {"type": "U8", "at": "0xc0a0"}},
                            "reward": {"a": "a"}})  # fmt: skip
     assert task.reads["a"] == U8(0xC0A0) and task.reward["a"] == Progress("a")
+
+
+def test_export_writes_a_task_file_that_loads_back_to_the_same_task(tmp_path, capsys):
+    from gbxcule.cli import main
+    from gbxcule.tasks import U16, Bit, Delta, Digits, Lookup, Novelty, Unsigned
+    from gbxcule.tasks.task_file import task_from_data, task_to_toml, tomllib
+
+    python = Task(
+        name="all",
+        description='a "quoted" description',
+        rom="bundled:quest",
+        starts=["bundled:quest/play"],
+        actions=["up hold=2 frames=30", "down", "a+right", "noop"],
+        terminated="r['hp'] < r.prev['hp']",
+        truncated="r.steps >= 50 or r['zone'] == 3",
+        frames_per_step=20,
+        release_after_frames=6,
+        sticky_actions=0.25,
+        noop_max=3,
+        features={"hp": 0.5},
+        reads={
+            "hp": Unsigned(0xC010, 1, signed=True),
+            "zone": Lookup(U8(0xC011), {1: 3, 2: 4}, default=9),
+            "lives": Digits(0xC012, 2, offset=0x30, blank=(0x80,)),
+            "key": Bit(0xC014, 3),
+            "cart": U16(0xA000, "big", bank=1),
+        },
+        reward={
+            "hp": Delta("hp", 0.5, (-1, 1)),
+            "time": StepCost(-0.01),
+            "key": "key",
+            "cells": Novelty(keys=("zone", "key"), weight=0.1, bits=10),
+        },  # fmt: skip
+        swarm=Swarm(reached="r['key'] == 1", every=64),
+        step_end=StepEnd(0xC011, equals=2, mask=0x0F, min_frames=8),
+    )
+    text = task_to_toml(python)
+    again = task_from_data(tomllib.loads(text))
+    for field in FIELDS:
+        assert getattr(again, field) == getattr(python, field), field
+    assert "at = 0xC010" in text
+    with pytest.raises(TaskError, match=r"terminated is Python code \(<lambda>\)"):
+        task_to_toml(Task(name="t", reads={"a": U8(0xC000)}, reward={"a": "a"},
+                          terminated=lambda r: r["a"] > 0))  # fmt: skip
+    with pytest.raises(TaskError, match="a 4-byte integer has no task-file type"):
+        task_to_toml(Task(name="t", reads={"a": Unsigned(0xC000, 4)}, reward={"a": "a"}))
+    out = tmp_path / "quest.toml"
+    assert (
+        main(["task", "export", str(FIXTURES / "quest-explore-random.toml"), "--out", str(out)])
+        == 0
+    )
+    assert load_task(str(out)).reads == load_task("quest-explore-random").reads
+    assert main(["task", "export", "quest-score"]) == 2
+    assert "write it as an expression string" in capsys.readouterr().err

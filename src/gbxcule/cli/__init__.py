@@ -28,7 +28,7 @@ COMMANDS: dict[str, str] = {
     "train": "gbxcule.cli.train",
     "eval": "gbxcule.cli.eval",
     "l4": "gbxcule.cli.l4",
-    "task": "gbxcule.cli.task_check",
+    "task": "gbxcule.cli.task_command",
     "states": "gbxcule.cli.states",
 }
 

@@ -22,7 +22,7 @@ ALGO = "ppo"
 ALGO_VERSION = "1"
 OBS_FORMATS = ("packed2", "u8")
 MODES = ("sync", "async")
-PRECISIONS = ("fp32", "bf16")  # the policy trunk's arithmetic (rl/models.py)
+PRECISIONS = ("auto", "fp32", "bf16")  # the policy trunk's arithmetic (rl/models.py)
 ENV_BACKENDS = TASK_BACKENDS  # backends/registry.py: what a task runs on
 
 
@@ -102,9 +102,9 @@ class TrainConfig:
         type=channel_pair,
     )
     hidden: int = _f(256, "--hidden", "width of the policy's hidden layer")
-    precision: str = _f("fp32", "--precision", "the conv trunk's arithmetic: bf16 trains ~2x "
-                        "faster on a CPU with bf16 instructions (and on recent GPUs)",
-                        choices=PRECISIONS)  # fmt: skip
+    precision: str = _f("auto", "--precision", "the conv trunk's arithmetic; auto: bf16 on a "
+                        "CPU with bf16 instructions (~2x the updates a minute), else fp32; "
+                        "the run records which", choices=PRECISIONS)  # fmt: skip
     # keep checkpoints/update_XXXXXX.pt every K updates
     checkpoint_every: int = _f(10, "--checkpoint-every", "keep a checkpoint every K updates")
     keep_checkpoints: int = _f(
@@ -157,6 +157,7 @@ class TrainConfig:
             raise ValueError(f"unknown config keys: {', '.join(unknown)}")
         if "channels" in data:
             data["channels"] = tuple(data["channels"])
+        data.setdefault("precision", "fp32")  # a run from before precision was a setting
         return cls(**data)
 
     def check(self) -> TrainConfig:

@@ -36,7 +36,7 @@ from gbxcule.rl.agent import check_policy_fits, policy_fit
 from gbxcule.rl.async_ppo import Engine
 from gbxcule.rl.experiment import Run, check_run_inputs, newest_valid_checkpoint, write_json
 from gbxcule.rl.failfast import NonFiniteError, check_tensor, write_failure_bundle
-from gbxcule.rl.models import ConvPolicy
+from gbxcule.rl.models import ConvPolicy, resolve_precision
 from gbxcule.rl.monitor import Monitor
 from gbxcule.rl.rollout import make_env
 from gbxcule.rl.schemas import TrainConfig
@@ -54,8 +54,9 @@ class TrainingFailed(RuntimeError):
 
 def build_model(cfg: TrainConfig, num_actions: int, num_features: int = 0) -> ConvPolicy:
     channels = tuple(cfg.channels)
+    precision = resolve_precision(cfg.precision, cfg.device)
     return ConvPolicy(
-        num_actions, cfg.stack, cfg.obs_format, channels, cfg.hidden, num_features, cfg.precision
+        num_actions, cfg.stack, cfg.obs_format, channels, cfg.hidden, num_features, precision
     )
 
 
@@ -169,7 +170,10 @@ def _resolve_config(ctx, cfg, out, resume, budget, held: list) -> dict:
             raise ValueError("train() needs cfg and out, or resume")
         # the run records where its files are, not where they were from this shell
         rom, state = (None if p is None else str(Path(p).resolve()) for p in (cfg.rom, cfg.state))
-        cfg = dataclasses.replace(cfg, world_size=ctx.world_size, rom=rom, state=state)
+        precision = resolve_precision(cfg.precision, cfg.device)  # recorded as chosen
+        cfg = dataclasses.replace(
+            cfg, world_size=ctx.world_size, rom=rom, state=state, precision=precision
+        )
     return cfg.check().to_json()
 
 

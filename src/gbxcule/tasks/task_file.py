@@ -268,3 +268,144 @@ def read_task_file(path: str | Path) -> Task:
     """The task in a ``.toml`` / ``.json`` file (no ``base_dir``; :func:`load_task` sets it)."""
     path = Path(path)
     return task_from_data(parse_task_file(path), where=str(path))
+
+
+_INTEGER_TYPES = {v: k for k, v in _INTEGERS.items()}  # (size, signed) -> type name
+
+
+class _Address(int):
+    """An address, written in hex."""
+
+
+def _at(where: int | str) -> Any:
+    return _Address(where) if isinstance(where, int) else where
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, _Address):
+        return f"0x{value:04X}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return (
+            "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+        )
+    raise TaskError(f"{value!r} has no TOML form")
+
+
+def _toml_key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
+
+
+def _read_data(name: str, read: R.Read) -> dict[str, Any]:
+    at = _at(read.where)
+    out: dict[str, Any] = {}
+    if isinstance(read, R.Lookup):
+        table = {str(k): v for k, v in read.table}
+        return {"type": "Lookup", "source": _read_data(name, read.source), "table": table,
+                "default": read.default}  # fmt: skip
+    if isinstance(read, R.Unsigned):
+        kind = _INTEGER_TYPES.get((read.size, read.signed))
+        if kind is None:
+            raise TaskError(f"read {name!r}: a {read.size}-byte integer has no task-file type")
+        out = {"type": kind, "at": at}
+        if read.endian != "little":
+            out["endian"] = read.endian
+    elif isinstance(read, R.BCD):
+        out = {"type": "BCD", "at": at, "size": read.size}
+        if read.endian != "big":
+            out["endian"] = read.endian
+    elif isinstance(read, R.Digits):
+        out = {"type": "Digits", "at": at, "size": read.size, "offset": read.offset}
+        if read.blank:
+            out["blank"] = list(read.blank)
+    elif isinstance(read, R.BitCount):
+        out = {"type": "BitCount", "at": at, "size": read.size}
+    elif isinstance(read, R.BitRead):
+        out = {"type": "Bit", "at": at, "bit": read.bit}
+    else:
+        raise TaskError(f"read {name!r} ({type(read).__name__}) has no task-file type")
+    if read.bank is not None:
+        out["bank"] = read.bank
+    return out
+
+
+def _term_data(name: str, term: T.Term) -> dict[str, Any]:
+    kind = type(term).__name__
+    if kind not in TERM_TYPES:
+        raise TaskError(f"reward term {name!r} ({kind}) has no task-file type")
+    out: dict[str, Any] = {"type": kind}
+    if isinstance(term, T.Novelty):
+        out["keys"] = list(term.keys)
+        if term.bits != 16:
+            out["bits"] = term.bits
+    elif not isinstance(term, T.StepCost):
+        out["read"] = term.read
+    out["weight"] = term.weight
+    if term.clip is not None:
+        out["clip"] = list(term.clip)
+    return out
+
+
+def _predicate_text(key: str, fn: Any) -> str:
+    from gbxcule.tasks.expressions import Expression
+
+    if isinstance(fn, Expression):
+        return fn.text
+    raise TaskError(
+        f"{key} is Python code ({getattr(fn, '__name__', type(fn).__name__)}), which a task "
+        "file cannot hold: write it as an expression string (terminated=\"r['lives'] == 0\")"
+    )
+
+
+def task_to_toml(task: Task) -> str:
+    """``task`` as a TOML task file (module doc) that loads back to the same task; its
+    predicates must be expressions (a lambda is code, and is refused naming it)."""
+    from gbxcule.games import bundled_name
+
+    top: dict[str, Any] = {"name": task.name}
+    if task.description:
+        top["description"] = task.description
+    if task.rom is not None:
+        top["rom"] = str(task.rom) if bundled_name(task.rom) else Path(task.rom).as_posix()
+    if task.starts:
+        top["starts"] = [p if isinstance(p, str) else Path(p).as_posix() for p in task.starts]
+    top["actions"] = task.actions if isinstance(task.actions, str) else list(task.actions)
+    for key in ("terminated", "truncated"):
+        if getattr(task, key) is not None:
+            top[key] = _predicate_text(key, getattr(task, key))
+    defaults = {"max_steps": 1000, "frames_per_step": 24, "release_after_frames": 8,
+                "sticky_actions": 0.0, "noop_max": 0}  # fmt: skip
+    for key, default in defaults.items():
+        if getattr(task, key) != default or key == "max_steps":
+            top[key] = getattr(task, key)
+    if task.features:
+        top["features"] = dict(task.features)
+    lines = [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in top.items()]
+    lines += ["", "[reads]"]
+    lines += [f"{_toml_key(k)} = {_toml_value(_read_data(k, r))}" for k, r in task.reads.items()]
+    lines += ["", "[reward]"]
+    lines += [f"{_toml_key(k)} = {_toml_value(_term_data(k, t))}" for k, t in task.terms.items()]
+    if task.swarm is not None:
+        reached = _predicate_text("swarm.reached", task.swarm.reached)
+        lines += ["", "[swarm]", f"reached = {_toml_value(reached)}", f"every = {task.swarm.every}"]
+    if task.step_end is not None:
+        end = task.step_end
+        lines += ["", "[step_end]", f"at = {_toml_value(_at(end.where))}"]
+        if end.changes:
+            lines.append("changes = true")
+        else:
+            lines.append(f"{'equals' if end.equals is not None else 'not_equals'} = {end.value}")
+        if end.mask != 0xFF:
+            lines.append(f"mask = {end.mask}")
+        if end.min_frames != 1:
+            lines.append(f"min_frames = {end.min_frames}")
+    text = "\n".join(lines) + "\n"
+    task_from_data(tomllib.loads(text), where="the exported task")  # it loads back
+    return text

@@ -1,7 +1,8 @@
-"""``gbxcule task check TASK``: a task tried on a short random rollout before it is trained
-on (``gbxcule.tasks.check``): each read's range, each term's pay, the episodes' ends and
-lengths, frames per step, a contact-sheet GIF, and warnings a user can act on; with
-``--pyboy`` the same rollout on PyBoy, step for step.
+"""``gbxcule task``: ``check TASK`` tries a task on a short random rollout before it is
+trained on (``gbxcule.tasks.check``): each read's range, each term's pay, the episodes'
+ends and lengths, frames per step, a contact-sheet GIF, and warnings a user can act on;
+with ``--pyboy`` the same rollout on PyBoy, step for step. ``export TASK`` writes a task
+(a Python one included) as a TOML task file that runs no code, to share.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from gbxcule.cli.command import EXIT_FAILED, EXIT_OK, positive_int, seed_int
 
-HELP = "check a task before training: reads, rewards, ends, a contact sheet (task check TASK)"
+HELP = "task check TASK: try a task before training; task export TASK: as a task.toml"
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -41,9 +42,32 @@ def configure(p: argparse.ArgumentParser) -> None:
     check.add_argument("--no-gif", action="store_true", help="write no contact sheet")
     check.add_argument("--json", type=Path, help="also write the report as JSON here")
     check.add_argument("--threads", type=positive_int, help="CPU worker threads (warp)")
+    export = sub.add_parser("export", help="TASK as a TOML task file (runs no code)")
+    export.add_argument("task", metavar="TASK", help="a task file or a built-in")
+    export.add_argument("--out", type=Path, help="write it here (default: print it)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "export":
+        return _export(args)
+    return _check(args)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from gbxcule.files import write_atomic
+    from gbxcule.tasks.load import load_task
+    from gbxcule.tasks.task_file import task_to_toml
+
+    text = task_to_toml(load_task(args.task))
+    if args.out is None:
+        print(text, end="")
+    else:
+        write_atomic(args.out, text.encode())
+        print(f"wrote {args.out}: paths in it are as the task wrote them (relative to its file)")
+    return EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
     from gbxcule.files import write_atomic
     from gbxcule.images import tile_frames, write_gif
     from gbxcule.tasks.check import check_task, first_difference, format_report
