@@ -121,23 +121,16 @@ def run(args: argparse.Namespace) -> int:
             from gbxcule.core.step_end import parse_step_end
 
             step_end = parse_step_end(args.step_end)
-        cfg = lockstep.LockstepConfig(
-            ref=args.ref,
-            dut=args.dut,
-            steps=args.steps or 100,
+        cfg = _rom_config(
+            args,
+            boot,
+            regions,
+            ignore,
             frames_per_step=fps,
             release_after_frames=args.release_after_frames or min(8, fps),
             codec=codec,
-            every=args.every,
-            ignore=ignore,
-            compare_cycles=args.cycles,
-            compare_frames=not args.no_frames,
-            num_envs=args.num_envs,
-            allow_bad_logo=args.allow_bad_logo,
-            boot=boot,
             state=None if args.state is None else str(args.state),
             step_end=step_end,
-            **({"regions": regions} if regions else {}),
         )
         acts = lockstep.make_actions(
             args.actions or "random", cfg.steps, cfg.num_envs, codec, args.seed
@@ -187,6 +180,27 @@ def run(args: argparse.Namespace) -> int:
     return _run_cases(args, cases)
 
 
+def _rom_config(
+    args: argparse.Namespace, boot: str, regions, ignore, **step
+) -> lockstep.LockstepConfig:
+    """The lockstep of one ROM as the command's options say, with ``step``'s timing, codec,
+    start state and step end (``--rom``'s own, or a task's)."""
+    return lockstep.LockstepConfig(
+        ref=args.ref,
+        dut=args.dut,
+        steps=args.steps or 100,
+        every=args.every,
+        ignore=ignore,
+        compare_cycles=args.cycles,
+        compare_frames=not args.no_frames,
+        num_envs=args.num_envs,
+        allow_bad_logo=args.allow_bad_logo,
+        boot=boot,
+        **step,
+        **({"regions": regions} if regions else {}),
+    )
+
+
 TASK_SETS = ("state", "frames_per_step", "release_after_frames", "codec", "step_end")
 
 
@@ -210,23 +224,16 @@ def _task_cases(args: argparse.Namespace, boot: str, regions, ignore) -> list:
     starts = task.start_paths() or [None]
     cases = []
     for k, start in enumerate(starts):
-        cfg = lockstep.LockstepConfig(
-            ref=args.ref,
-            dut=args.dut,
-            steps=args.steps or 100,
+        cfg = _rom_config(
+            args,
+            boot,
+            regions,
+            ignore,
             frames_per_step=task.frames_per_step,
             release_after_frames=task.release_after_frames,
             codec=task.action_codec,
-            every=args.every,
-            ignore=ignore,
-            compare_cycles=args.cycles,
-            compare_frames=not args.no_frames,
-            num_envs=args.num_envs,
-            allow_bad_logo=args.allow_bad_logo,
-            boot=boot,
             state=None if start is None else str(start),
             step_end=step_end,
-            **({"regions": regions} if regions else {}),
         )
         acts = lockstep.make_actions(
             args.actions or "random", cfg.steps, cfg.num_envs, cfg.codec, args.seed + k

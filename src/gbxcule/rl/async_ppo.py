@@ -201,24 +201,13 @@ class Engine:
         train = b if cfg.mode == "sync" else (1 - b if u > 0 else None)
         if not s.cuda and cfg.mode == "async" and self.dist is None:
             return self._update_threaded(u, b, train)
-        ev = {
-            k: s.event()
-            for k in ("actor_start", "actor_end", "learner_start", "learner_end", "done")
-        }
-        self.host_times = {"render_s": 0.0, "obs_s": 0.0, "env_s": 0.0}
-        if hasattr(self.env, "render_s"):
-            self.env.render_s = 0.0
+        ev = self._begin_update()
         with s.no_host_sync(getattr(cfg, "sync_guard", True)):
             with s.on("actor"):
                 s.wait("actor", self.policy_ready)
                 s.wait("actor", self.buffer_free[b])
                 s.record("actor", ev["actor_start"])
-                actor_checksum = checksum(self.actor)
-                self.versions[b] += 1
-                buf = self.bufs[b]
-                if u > 0:
-                    buf.carry_from(self.bufs[1 - b])
-                self._collect(buf)
+                buf, actor_checksum = self._act(u, b)
                 s.record("actor", ev["actor_end"])
                 self.buffer_ready[b] = s.event()
                 s.record("actor", self.buffer_ready[b])
@@ -228,67 +217,29 @@ class Engine:
                     s.wait("learner", self.buffer_ready[train])
                 s.record("learner", ev["learner_start"])
                 if train is not None:
-                    v0 = self.versions[train].clone()
-                    stats = ppo_update(
-                        self.learner,
-                        self.optimizer,
-                        self.bufs[train],
-                        cfg,
-                        self.learner_gen,
-                        inject_nan=(u == self.inject_nan_at),
-                        dist=self.dist,
-                    )
-                    read_versions = torch.stack([v0, self.versions[train].clone()])
+                    stats, read_versions = self._learn(u, train)
                     self.buffer_free[train] = s.event()
                     s.record("learner", self.buffer_free[train])
                 s.record("learner", ev["learner_end"])
                 s.wait("learner", ev["actor_end"])  # the actor is done with its weights
-                with torch.no_grad():
-                    for a, p in zip(self.actor.parameters(), self.learner.parameters()):
-                        a.copy_(p)
-                learner_checksum = checksum(self.learner)
+                learner_checksum = self._copy_weights()
                 self.policy_ready = s.event()
                 s.record("learner", self.policy_ready)
                 s.record("learner", ev["done"])
-        self.update += 1
-        return Pending(
-            update=u,
-            buffer=b,
-            trained=train,
-            events=ev,
-            stats=stats,
-            episode_stats=buf.episode_stats,
-            actor_checksum=actor_checksum,
-            learner_checksum=learner_checksum,
-            read_versions=read_versions,
-            host={**self.host_times, "render_s": getattr(self.env, "render_s", 0.0)},
-        )
+        return self._pending(u, b, train, ev, buf, stats, read_versions,
+                             actor_checksum, learner_checksum)  # fmt: skip
 
     def _update_threaded(self, u: int, b: int, train: int | None) -> Pending:
         """CPU ``async``: PPO on rollout ``train`` in the learner's thread while this thread
         collects rollout ``b``; the weights reach the actor once both are done."""
-        s = self.streams
-        ev = {k: s.event() for k in ("actor_start", "actor_end", "learner_start",
-                                     "learner_end", "done")}  # fmt: skip
-        self.host_times = {"render_s": 0.0, "obs_s": 0.0, "env_s": 0.0}
-        if hasattr(self.env, "render_s"):
-            self.env.render_s = 0.0
+        ev = self._begin_update()
         result: dict[str, Any] = {}
 
         def learn() -> None:
             ev["learner_start"].record()
             try:
                 if train is not None:
-                    v0 = self.versions[train].clone()
-                    result["stats"] = ppo_update(
-                        self.learner,
-                        self.optimizer,
-                        self.bufs[train],
-                        self.cfg,
-                        self.learner_gen,
-                        inject_nan=(u == self.inject_nan_at),
-                    )
-                    result["versions"] = torch.stack([v0, self.versions[train].clone()])
+                    result["stats"], result["versions"] = self._learn(u, train)
             except BaseException as exc:  # raised again on the caller's thread
                 result["error"] = exc
             ev["learner_end"].record()
@@ -297,33 +248,73 @@ class Engine:
         learner.start()
         try:
             ev["actor_start"].record()
-            actor_checksum = checksum(self.actor)
-            self.versions[b] += 1
-            buf = self.bufs[b]
-            if u > 0:
-                buf.carry_from(self.bufs[1 - b])
-            self._collect(buf)
+            buf, actor_checksum = self._act(u, b)
             ev["actor_end"].record()
         finally:
             learner.join()
         if "error" in result:
             raise result["error"]
+        learner_checksum = self._copy_weights()
+        ev["done"].record()
+        return self._pending(u, b, train, ev, buf, result.get("stats"), result.get("versions"),
+                             actor_checksum, learner_checksum)  # fmt: skip
+
+    # ---- the pieces of an update, shared by both ways of running one ----------------
+
+    def _begin_update(self) -> dict[str, Any]:
+        """The update's events, and its host-time counters zeroed."""
+        ev = {k: self.streams.event() for k in ("actor_start", "actor_end", "learner_start",
+                                                "learner_end", "done")}  # fmt: skip
+        self.host_times = {"render_s": 0.0, "obs_s": 0.0, "env_s": 0.0}
+        if hasattr(self.env, "render_s"):
+            self.env.render_s = 0.0
+        return ev
+
+    def _act(self, u: int, b: int) -> tuple[RolloutBuffer, torch.Tensor]:
+        """Collect rollout ``b`` (carried on from the other buffer after the first); the
+        buffer and the checksum of the weights the actor collected it with."""
+        actor_checksum = checksum(self.actor)
+        self.versions[b] += 1
+        buf = self.bufs[b]
+        if u > 0:
+            buf.carry_from(self.bufs[1 - b])
+        self._collect(buf)
+        return buf, actor_checksum
+
+    def _learn(self, u: int, train: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """PPO on rollout ``train``: its stats, and the buffer's version before and after
+        (equal when nothing rewrote it meanwhile)."""
+        v0 = self.versions[train].clone()
+        stats = ppo_update(
+            self.learner,
+            self.optimizer,
+            self.bufs[train],
+            self.cfg,
+            self.learner_gen,
+            inject_nan=(u == self.inject_nan_at),
+            dist=self.dist,
+        )
+        return stats, torch.stack([v0, self.versions[train].clone()])
+
+    def _copy_weights(self) -> torch.Tensor:
+        """The learner's weights into the actor; the checksum of what was copied."""
         with torch.no_grad():
             for a, p in zip(self.actor.parameters(), self.learner.parameters()):
                 a.copy_(p)
-        learner_checksum = checksum(self.learner)
-        ev["done"].record()
+        return checksum(self.learner)
+
+    def _pending(self, u, b, train, ev, buf, stats, read_versions, actor_ck, learner_ck):
         self.update += 1
         return Pending(
             update=u,
             buffer=b,
             trained=train,
             events=ev,
-            stats=result.get("stats"),
+            stats=stats,
             episode_stats=buf.episode_stats,
-            actor_checksum=actor_checksum,
-            learner_checksum=learner_checksum,
-            read_versions=result.get("versions"),
+            actor_checksum=actor_ck,
+            learner_checksum=learner_ck,
+            read_versions=read_versions,
             host={**self.host_times, "render_s": getattr(self.env, "render_s", 0.0)},
         )
 

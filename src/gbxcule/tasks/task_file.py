@@ -132,17 +132,30 @@ def _address(where: str, value: Any) -> int | str:
     return value
 
 
-def _read(where: str, spec: Any) -> R.Read:
+def _typed_table(
+    where: str, spec: Any, keys: dict[str, dict[str, Any]], what: str, shape: str
+) -> tuple[str, dict[str, Any]]:
+    """A read's or a term's table: its ``type`` (one of ``keys``) and the other keys, each
+    checked by name and type. ``shape``: what the entry must be, ``what``: the kind."""
     if not isinstance(spec, dict) or not isinstance(spec.get("type"), str):
-        raise TaskError(
-            f"{where} must be a table with a type ({', '.join(READ_KEYS)}), e.g. "
-            '{ type = "U8", at = 0xC0A0 }; got ' + repr(spec)
-        )
+        raise TaskError(f"{where} must be {shape} ({', '.join(keys)}), e.g. " + _EXAMPLES[what]
+                        + "; got " + repr(spec))  # fmt: skip
     kind = spec["type"]
-    if kind not in READ_KEYS:
-        raise TaskError(f"{where}.type {kind!r} is not a read type ({', '.join(READ_KEYS)})")
+    if kind not in keys:
+        raise TaskError(f"{where}.type {kind!r} is not a {what} type ({', '.join(keys)})")
     body = {k: v for k, v in spec.items() if k != "type"}
-    _check_keys(where, body, READ_KEYS[kind])
+    _check_keys(where, body, keys[kind])
+    return kind, body
+
+
+_EXAMPLES = {
+    "read": '{ type = "U8", at = 0xC0A0 }',
+    "term": '{ type = "Progress", read = "score", weight = 0.1 }',
+}
+
+
+def _read(where: str, spec: Any) -> R.Read:
+    kind, body = _typed_table(where, spec, READ_KEYS, "read", "a table with a type")
     if kind != "Lookup" and "at" not in body:
         raise TaskError(f"{where} needs at: an address (0xC0A0) or a symbol")
     try:
@@ -179,16 +192,8 @@ def _build_read(where: str, kind: str, body: dict[str, Any]) -> R.Read:
 def _term(where: str, spec: Any) -> T.Term:
     if isinstance(spec, str):
         return T.Progress(spec)
-    if not isinstance(spec, dict) or not isinstance(spec.get("type"), str):
-        raise TaskError(
-            f"{where} must be a read's name or a table with a type ({', '.join(TERM_TYPES)}), "
-            'e.g. { type = "Progress", read = "score", weight = 0.1 }; got ' + repr(spec)
-        )
-    kind = spec["type"]
-    if kind not in TERM_TYPES:
-        raise TaskError(f"{where}.type {kind!r} is not a term type ({', '.join(TERM_TYPES)})")
-    body = {k: v for k, v in spec.items() if k != "type"}
-    _check_keys(where, body, TERM_KEYS[kind])
+    shape = "a read's name or a table with a type"
+    kind, body = _typed_table(where, spec, TERM_KEYS, "term", shape)
     if "clip" in body:
         clip = body["clip"]
         if len(clip) != 2 or not all(
