@@ -9,7 +9,7 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.kernels.cpu.cpu_fast import cpu_fast, cpu_fast_cb, cpu_fast_mem
-from gbxcule.kernels.cpu.cpu_regs import CpuRegs, get_r16, load_regs, pack_bcdehl, reg_hl
+from gbxcule.kernels.cpu.cpu_regs import CpuRegs, get_r16, load_regs, reg_hl, set_bcdehl
 from gbxcule.kernels.cpu.cpu_step import cpu_execute
 from gbxcule.kernels.cpu.fetch import fetch, is_illegal
 from gbxcule.kernels.cpu.interrupts import check_interrupts
@@ -34,7 +34,7 @@ def trace_kernel(m: Machine, count: int, rows: wp.array2d(dtype=wp.int64)):
         check_interrupts(m, i)
         m.i32[i, INT_QUEUED] = 0
         r = load_regs(m, i)
-        rows[n, 0] = wp.int64(fetch(m, i, r.pc, r.cycles, r.bcdehl, r.rom_lo, r.rom_hi))
+        rows[n, 0] = wp.int64(fetch(m, i, r.pc, r.cycles, r.hl, r.rom_lo, r.rom_hi))
         rows[n, 1] = wp.int64(r.pc)
         rows[n, 2] = wp.int64(reg_hl(r))
         rows[n, 3] = wp.int64(get_r16(r, 0))
@@ -53,7 +53,7 @@ def coverage_kernel(m: Machine, out: wp.array(dtype=wp.int32)):
     regs = CpuRegs()
     regs.pc = 0xC000
     regs.sp = 0xDFF0
-    regs.bcdehl = pack_bcdehl(0xC1, 0x80, 0xC1, 0, 0xC1, 0)
+    set_bcdehl(regs, 0xC1, 0x80, 0xC1, 0, 0xC1, 0)
     fast = wp.int32(0)
     if k < 256:
         if is_illegal(k) == 0 and k != 0xCB:

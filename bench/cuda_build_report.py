@@ -162,12 +162,17 @@ def build_module(module_name: str, ptxas: str, ptx_version: str, work: Path) -> 
     if proc.returncode != 0:
         raise RuntimeError(f"ptxas failed on {module_name}:\n{proc.stderr[-2000:]}")
     hot: dict | str | None = None
+    live: dict | str | None = None
     if module_name == BUDGET_MODULE:
+        from bench.sass_live import live_listing, live_peaks, parse_live
+
         try:
             loop = hot_loop_of_cubin(work / "out.cubin")
             hot = loop.as_dict() if loop is not None else "no loop"
+            span = (loop.first, loop.last) if loop is not None else None
+            live = live_peaks(parse_live(live_listing(work / "out.cubin")), span)
         except FileNotFoundError as exc:
-            hot = f"not measured: {exc}"
+            hot = live = f"not measured: {exc}"
     return {
         "module": module_name,
         "arch": f"sm_{ARCH}",
@@ -176,6 +181,7 @@ def build_module(module_name: str, ptxas: str, ptx_version: str, work: Path) -> 
         "ptx_lines": ptx_path.read_text().count("\n"),
         "functions": parse_ptxas(proc.stdout + proc.stderr),
         **({"hot_loop": hot} if hot is not None else {}),
+        **({"live_registers": live} if live is not None else {}),
     }
 
 
@@ -255,6 +261,15 @@ def hot_loop_goals(row: dict) -> list[str]:
     return [f"{k} {have[k]} > {goal}" for k, goal in HOT_LOOP_GOALS.items() if have[k] > goal]
 
 
+def live_summary(live: dict, top: int = 3, entry_too: bool = True) -> str:
+    """One line of ``live_registers``: the loop's and entry's peaks, the top functions."""
+    fns = sorted(live["functions"].items(), key=lambda kv: -kv[1]["peak"])[:top]
+    text = ", ".join(f"{name} {f['at_entry']}->{f['peak']}" for name, f in fns)
+    if not entry_too:
+        return text
+    return f"loop {live['hot_loop']}, entry {live['entry']}; {text}"
+
+
 def _commit() -> str:
     try:
         return subprocess.run(
@@ -306,6 +321,26 @@ def write_summary(rows: list[dict], out_dir: Path) -> Path:
                 f"| {when} | {row['commit']} | {row['label']} | {hot['instructions']} | "
                 f"{hot['calls']} | {hot['local_loads']} | {hot['local_stores']} | "
                 f"{hot['global_loads']} | {hot['global_stores']} | {hot['descriptor_loads']} |"
+            )
+    lines += [
+        "",
+        "## Where the registers are live (bench/sass_live.py, nvdisasm life ranges)",
+        "",
+        "Most registers live at once, call sites not counted: in the instruction loop, in "
+        "`step_kernel`'s own code, and the out-of-line functions with the highest peaks "
+        "(live at their entry, what the calling convention keeps for callers -> peak).",
+        "",
+        "| run (UTC) | commit | label | registers | loop | entry | highest functions |",
+        "|---|---|---|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        live = row.get("live_registers")
+        if isinstance(live, dict):
+            when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(row["timestamp"]))
+            entry = next((f for f in row["functions"] if f.get("name") == BUDGET_ENTRY), {})
+            lines.append(
+                f"| {when} | {row['commit']} | {row['label']} | {entry.get('registers', '')} | "
+                f"{live['hot_loop']} | {live['entry']} | {live_summary(live, entry_too=False)} |"
             )
     path = out_dir / "summary.md"
     path.write_text("\n".join(lines) + "\n")
@@ -369,6 +404,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         if "hot_loop" in row:
             print(f"  hot loop: {row['hot_loop']}", flush=True)
+            live = row.get("live_registers")
+            if isinstance(live, dict):
+                print(f"  live registers: {live_summary(live)}", flush=True)
             for goal in hot_loop_goals(row):
                 print(f"  hot-loop goal not met: {goal}", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)

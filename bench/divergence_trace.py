@@ -175,7 +175,7 @@ def make_path_trace_kernel(gpu_shape: bool, addresses: bool = False):
             while r.cycles < end:
                 # cpu_step (kernels/cpu/cpu.py), its route recorded
                 c0 = r.cycles
-                fetched = fetch(m, 0, r.pc, c0, r.bcdehl, r.rom_lo, r.rom_hi)
+                fetched = fetch(m, 0, r.pc, c0, r.hl, r.rom_lo, r.rom_hi)
                 op = fetched & 0xFF
                 n1 = (fetched >> 8) & 0xFF
                 n16 = fetched >> 8

@@ -7,6 +7,7 @@ import pytest
 
 from bench.cuda_build_report import check_budget, hot_loop_goals
 from bench.sass_census import census, hot_loop, innermost, loops, parse_sass
+from bench.sass_live import live_peaks, parse_live
 
 pytestmark = pytest.mark.tooling
 
@@ -108,3 +109,44 @@ def test_budget_checks_the_hot_loop_and_reports_its_goals():
         "local_sites 396 > 16",
     ]
     assert hot_loop_goals(_row()) == []  # no census taken: nothing to report
+
+
+def live_listing_text(functions: dict[str, list[tuple[str, int]]]) -> str:
+    """An ``nvdisasm -lrm count`` listing: per function, (instruction, live registers) every
+    0x10 bytes, numbered on from the previous function."""
+    out, offset = [], 0
+    for symbol, body in functions.items():
+        out.append(f"        .type           {symbol},@function")
+        out.append(f"{symbol}:")
+        for text, live in body:
+            out.append(f"        /*{offset:04x}*/   {text} ;   // | {live:3d} |  1 |  2 |")
+            offset += 0x10
+    return "\n".join(out)
+
+
+def test_live_peaks_split_the_loop_the_entry_and_each_function_without_call_sites():
+    entry = "step_kernel_0cca4b80_cuda_kernel_forward"
+    callee = f"${entry}$_ZN75_INTERNAL_00000000_44_wp_gbxcule_cu_861cb82512tick_sweep_0EP16Mi"
+    text = live_listing_text(
+        {
+            entry: [
+                ("MOV R1, c[0x0][0x28]", 5),  # 0x00
+                ("IADD3 R2, R2, 0x1, RZ", 40),  # 0x10: loop head
+                ("CALL.REL.NOINC 0x80", 200),  # 0x20: a call site counts the convention
+                ("@P0 BRA 0x10", 60),  # 0x30: back edge
+                ("IMAD R9, R8, R7, RZ", 90),  # 0x40: after the loop
+                ("EXIT", 3),  # 0x50
+            ],
+            callee: [("MOV R20, R4", 110), ("IADD3 R21, R20, R22, RZ", 150), ("RET.REL", 111)],
+        }
+    )
+    rows = parse_live(text)
+    assert len(rows) == 9 and rows[6].function == callee and rows[6].live == 110
+    peaks = live_peaks(rows, (0x10, 0x30))
+    assert peaks == {
+        "entry": 90,
+        "hot_loop": 60,
+        "functions": {"tick_sweep": {"at_entry": 110, "peak": 150}},
+    }
+    assert live_peaks(rows, None)["hot_loop"] is None
+    assert live_peaks([], None) == {"entry": 0, "hot_loop": None, "functions": {}}

@@ -46,21 +46,24 @@ wp.set_module_options({"enable_backward": False})
 
 @wp.struct
 class CpuRegs:
-    """PC, SP, A, F, the other six 8-bit registers packed in one int (``bcdehl``), the
-    IME state and the cycle count of one env, and where its mapped ROM banks start.
+    """PC, SP, A, F, the other six 8-bit registers packed in two ints (``bcde``, ``hl``),
+    the IME state and the cycle count of one env, and where its mapped ROM banks start.
 
-    B, C, D, E, H and L share one int64, each pair little-endian in its 16 bits (C, B, E,
-    D, L, H from bit 0), so register ``idx`` as opcodes number it is the byte ``idx ^ 1``
-    and pair ``p`` (BC, DE, HL) the 16 bits at ``16 * p``: ``get_r8``/``set_r8`` shift
-    instead of choosing a field. With one field per register, clang turned the choice of
-    field into a jump table and a pointer into the struct, which kept every register in
-    stack memory for the whole instruction loop (history/performance.md)."""
+    B, C, D and E share one int32 and H and L another, each pair little-endian in its 16
+    bits (C, B, E, D from bit 0; L, H), so register ``idx`` as opcodes number it is the
+    byte ``(idx ^ 1) & 3`` of ``bcde`` (0-3) or of ``hl`` (4, 5), and pair ``p`` (BC, DE)
+    the 16 bits at ``16 * p`` of ``bcde``: ``get_r8``/``set_r8`` shift instead of choosing
+    a field. With one field per register, clang turned the choice of field into a jump
+    table and a pointer into the struct, which kept every register in stack memory for
+    the whole instruction loop (history/performance.md); 32-bit words, not the one int64
+    of before, because a GPU does 64-bit shifts and masks in pairs of registers."""
 
     pc: wp.int32
     sp: wp.int32
     a: wp.int32
     f: wp.int32
-    bcdehl: wp.int64
+    bcde: wp.int32
+    hl: wp.int32
     ime: wp.int32
     ime_delay: wp.int32
     cycles: wp.int64  # T-cycles since power-on (CYCLES)
@@ -72,12 +75,10 @@ class CpuRegs:
 
 
 @wp.func
-def pack_bcdehl(b: int, c: int, d: int, e: int, h: int, l: int) -> wp.int64:  # noqa: E741
-    """``CpuRegs.bcdehl`` of these six 8-bit registers."""
-    bc = wp.int64(((b & 0xFF) << 8) | (c & 0xFF))
-    de = wp.int64(((d & 0xFF) << 8) | (e & 0xFF))
-    hl = wp.int64(((h & 0xFF) << 8) | (l & 0xFF))
-    return bc | (de << wp.int64(16)) | (hl << wp.int64(32))
+def set_bcdehl(r: wp.ref[CpuRegs], b: int, c: int, d: int, e: int, h: int, l: int):  # noqa: E741
+    """``CpuRegs.bcde`` and ``CpuRegs.hl`` of these six 8-bit registers."""
+    r.bcde = ((b & 0xFF) << 8) | (c & 0xFF) | ((d & 0xFF) << 24) | ((e & 0xFF) << 16)
+    r.hl = ((h & 0xFF) << 8) | (l & 0xFF)
 
 
 @wp.func
@@ -88,8 +89,8 @@ def reload_regs(m: wp.ref[Machine], i: int, r: wp.ref[CpuRegs]):
     r.sp = i32[i, SP]
     r.a = i32[i, REG_A]
     r.f = i32[i, REG_F]
-    r.bcdehl = pack_bcdehl(
-        i32[i, REG_B], i32[i, REG_C], i32[i, REG_D], i32[i, REG_E], i32[i, REG_H], i32[i, REG_L]
+    set_bcdehl(
+        r, i32[i, REG_B], i32[i, REG_C], i32[i, REG_D], i32[i, REG_E], i32[i, REG_H], i32[i, REG_L]
     )
     r.ime = i32[i, IME]
     r.ime_delay = i32[i, IME_DELAY]
@@ -105,7 +106,8 @@ def copy_regs(src: wp.ref[CpuRegs], dst: wp.ref[CpuRegs]):
     dst.sp = src.sp
     dst.a = src.a
     dst.f = src.f
-    dst.bcdehl = src.bcdehl
+    dst.bcde = src.bcde
+    dst.hl = src.hl
     dst.ime = src.ime
     dst.ime_delay = src.ime_delay
     dst.cycles = src.cycles
@@ -127,67 +129,58 @@ def store_regs(m: wp.ref[Machine], i: int, r: CpuRegs):
     i32[i, SP] = r.sp
     i32[i, REG_A] = r.a
     i32[i, REG_F] = r.f
-    x = r.bcdehl
-    i32[i, REG_B] = bcdehl_byte(x, 0)
-    i32[i, REG_C] = bcdehl_byte(x, 1)
-    i32[i, REG_D] = bcdehl_byte(x, 2)
-    i32[i, REG_E] = bcdehl_byte(x, 3)
-    i32[i, REG_H] = bcdehl_byte(x, 4)
-    i32[i, REG_L] = bcdehl_byte(x, 5)
+    i32[i, REG_B] = (r.bcde >> 8) & 0xFF
+    i32[i, REG_C] = r.bcde & 0xFF
+    i32[i, REG_D] = (r.bcde >> 24) & 0xFF
+    i32[i, REG_E] = (r.bcde >> 16) & 0xFF
+    i32[i, REG_H] = (r.hl >> 8) & 0xFF
+    i32[i, REG_L] = r.hl & 0xFF
     i32[i, IME] = r.ime
     i32[i, IME_DELAY] = r.ime_delay
     m.i64[i, CYCLES] = r.cycles
 
 
 @wp.func
-def bcdehl_byte(x: wp.int64, idx: int) -> int:
-    """Register ``idx`` (0-5: B C D E H L) of a packed ``CpuRegs.bcdehl``."""
-    return wp.int32((x >> wp.int64(8 * ((idx ^ 1) & 7))) & wp.int64(0xFF))
-
-
-@wp.func
 def get_r8(regs: wp.ref[CpuRegs], idx: int) -> int:
     """8-bit register ``idx`` as opcodes number it (B C D E H L - A; 6, [HL], reads A)."""
-    return wp.where(idx >= 6, regs.a, bcdehl_byte(regs.bcdehl, idx))
+    word = wp.where(idx >= 4, regs.hl, regs.bcde)
+    return wp.where(idx >= 6, regs.a, (word >> (8 * ((idx ^ 1) & 3))) & 0xFF)
 
 
 @wp.func
 def set_r8(regs: wp.ref[CpuRegs], idx: int, v: int):
     """Write 8-bit register ``idx`` (6, [HL], and -1 write nothing) with the byte ``v``."""
-    inside = idx >= 0 and idx < 6
-    at = wp.int64(8 * ((idx ^ 1) & 7))
-    keep = wp.where(inside, ~(wp.int64(0xFF) << at), wp.int64(-1))
-    put = wp.where(inside, wp.int64(v & 0xFF) << at, wp.int64(0))
-    regs.bcdehl = (regs.bcdehl & keep) | put
+    at = 8 * ((idx ^ 1) & 3)
+    keep = ~(0xFF << at)
+    put = (v & 0xFF) << at
+    in_bcde = idx >= 0 and idx < 4
+    in_hl = idx == 4 or idx == 5
+    regs.bcde = wp.where(in_bcde, (regs.bcde & keep) | put, regs.bcde)
+    regs.hl = wp.where(in_hl, (regs.hl & keep) | put, regs.hl)
     regs.a = wp.where(idx == 7, v, regs.a)
-
-
-@wp.func
-def bcdehl_pair(x: wp.int64, p: int) -> int:
-    """Pair ``p`` (0-2: BC DE HL) of a packed ``CpuRegs.bcdehl``."""
-    return wp.int32((x >> wp.int64(16 * (p & 3))) & wp.int64(0xFFFF))
 
 
 @wp.func
 def get_r16(regs: wp.ref[CpuRegs], p: int) -> int:
     """Pair ``p`` as opcodes number it: BC, DE, HL, SP."""
-    return wp.where(p >= 3, regs.sp, bcdehl_pair(regs.bcdehl, p))
+    bc_de = (regs.bcde >> (16 * (p & 1))) & 0xFFFF
+    return wp.where(p >= 2, wp.where(p >= 3, regs.sp, regs.hl), bc_de)
 
 
 @wp.func
 def reg_hl(regs: wp.ref[CpuRegs]) -> int:
-    return get_r16(regs, 2)
+    return regs.hl
 
 
 @wp.func
 def set_r16(regs: wp.ref[CpuRegs], p: int, v: int):
     """Write pair ``p`` (BC, DE, HL, SP; 4: AF, as POP AF does: F's low nibble reads as 0)
     with the 16-bit ``v``; any other ``p`` writes nothing."""
-    inside = p >= 0 and p < 3
-    at = wp.int64(16 * (p & 3))
-    keep = wp.where(inside, ~(wp.int64(0xFFFF) << at), wp.int64(-1))
-    put = wp.where(inside, wp.int64(v & 0xFFFF) << at, wp.int64(0))
-    regs.bcdehl = (regs.bcdehl & keep) | put
+    at = 16 * (p & 1)
+    keep = ~(0xFFFF << at)
+    put = (v & 0xFFFF) << at
+    regs.bcde = wp.where(p == 0 or p == 1, (regs.bcde & keep) | put, regs.bcde)
+    regs.hl = wp.where(p == 2, v & 0xFFFF, regs.hl)
     if p == 3:
         regs.sp = v
     if p == 4:

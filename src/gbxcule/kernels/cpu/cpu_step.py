@@ -271,7 +271,7 @@ def make_cpu_step(
     @wp.func(inline=True, name="cpu_step" if fast else "cpu_step_general", module=module)
     def cpu_step(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]) -> int:
         c0 = regs.cycles
-        fetched = wp.static(fetch_code)(m, i, regs.pc, c0, regs.bcdehl, regs.rom_lo, regs.rom_hi)
+        fetched = wp.static(fetch_code)(m, i, regs.pc, c0, regs.hl, regs.rom_lo, regs.rom_hi)
         op = fetched & 0xFF
         n1 = (fetched >> 8) & 0xFF
         n16 = fetched >> 8

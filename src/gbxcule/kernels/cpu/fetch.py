@@ -15,7 +15,7 @@ import warp as wp
 from gbxcule.kernels.address_map import HRAM_LO, IE_ADDR, ROM_END
 from gbxcule.kernels.board.bus import bus_read_at, hram_read_at
 from gbxcule.kernels.board.mbc import rom_read
-from gbxcule.kernels.cpu.cpu_regs import bcdehl_pair, publish_for_bus
+from gbxcule.kernels.cpu.cpu_regs import publish_for_bus
 from gbxcule.kernels.state import BOOT_ON, Machine
 
 wp.set_module_options({"enable_backward": False})
@@ -139,17 +139,15 @@ def fetch_outside_rom_outlined(
 
 def _make_fetch(outside_rom):
     def fetch(
-        m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, bcdehl: wp.int64, lo: int, hi: int
+        m: wp.ref[Machine], i: int, pc: int, cycles: wp.int64, hl: int, lo: int, hi: int
     ) -> int:
         """Opcode and the two bytes after it (``op | n1 << 8 | n2 << 16``), read the way
         PyBoy's fetch reads them. Packed into one int so the bytes stay in registers.
         ``lo`` / ``hi``: where the mapped ROM banks start in ``rom_code`` (``CpuRegs``).
-        ``bcdehl`` (the packed registers) gives the bus HL only for code outside ROM:
-        with HL as the argument, the loop computed and spilled it every instruction
-        (history/cpu-instruction-count.md)."""
+        ``hl`` is for the bus, read only for code outside ROM."""
         v = fetch_rom(m, i, pc, lo, hi)
         if v < 0:
-            v = wp.static(outside_rom)(m, i, pc, cycles, bcdehl_pair(bcdehl, 2))
+            v = wp.static(outside_rom)(m, i, pc, cycles, hl)
         return v
 
     return fetch
