@@ -59,7 +59,9 @@ def test_every_quest_task_loads_with_its_starts_and_symbols():
 
 def test_bad_bundled_names_are_refused_by_name():
     reads = load_task("quest-score").reads
-    with pytest.raises(TaskError, match="no bundled game 'zelda'; bundled games: demo, quest"):
+    with pytest.raises(
+        TaskError, match="no bundled game 'zelda'; bundled games: demo, quest, blocks, tiles, climb"
+    ):
         Task(name="t", rom="bundled:zelda", reads=reads, reward={"s": "score"})
     bad = Task(name="t", rom="bundled:quest", starts=["bundled:quest/castle"], reads=reads,
                reward={"s": "score"})  # fmt: skip

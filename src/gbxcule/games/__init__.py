@@ -16,7 +16,10 @@ from typing import Any
 
 from gbxcule.demo import game as demo
 from gbxcule.files import GAMES_FOLDER, cached_rom, write_atomic
+from gbxcule.games.blocks import layout as blocks
+from gbxcule.games.climb import layout as climb
 from gbxcule.games.quest import layout as quest
+from gbxcule.games.tiles import layout as tiles
 
 BUNDLED_PREFIX = "bundled:"
 
@@ -61,6 +64,20 @@ def _lazy(module: str, name: str) -> Callable[..., Any]:
     return call
 
 
+def _small_game(name: str, summary: str, status: dict[str, tuple[int, int, str]]) -> BundledGame:
+    """A game laid out as ``gbxcule.games.NAME.{rom,starts}`` with ``NAME_rom_bytes``,
+    ``NAME_sym_text``, ``start_names`` and ``make_starts``."""
+    rom, starts = f"gbxcule.games.{name}.rom", f"gbxcule.games.{name}.starts"
+    return BundledGame(
+        name,
+        summary,
+        _lazy(rom, f"{name}_rom_bytes"),
+        _lazy(rom, f"{name}_sym_text"),
+        status,
+        StartStates(_lazy(starts, "start_names"), _lazy(starts, "make_starts"), recipe=1),
+    )
+
+
 GAMES = {
     "demo": BundledGame(
         "demo",
@@ -92,6 +109,42 @@ GAMES = {
             _lazy("gbxcule.games.quest.starts", "make_starts"),
             recipe=1,
         ),
+    ),
+    # Three small games of other genres, written to measure learning on shapes a user brings.
+    "blocks": _small_game(
+        "blocks",
+        "falling-block puzzle: 7 pieces, rows clear, levels speed up (32 KiB)",
+        {
+            "score": (blocks.W_SCORE, 2, "u"),
+            "lines": (blocks.W_LINES, 2, "u"),
+            "level": (blocks.W_LEVEL, 1, "u"),
+            "pieces": (blocks.W_PIECES, 2, "u"),
+            "height": (blocks.W_HEIGHT, 1, "u"),
+            "ticks": (blocks.W_FRAME, 2, "u"),
+        },
+    ),
+    "tiles": _small_game(
+        "tiles",
+        "4x4 sliding-tile puzzle: easy/medium/hard shuffles, a new one once solved (32 KiB)",
+        {
+            "solved": (tiles.W_SOLVED_COUNT, 2, "u"),
+            "in_place": (tiles.W_IN_PLACE, 1, "u"),
+            "moves": (tiles.W_MOVES, 2, "u"),
+            "difficulty": (tiles.W_DIFFICULTY, 1, "u"),
+            "ticks": (tiles.W_FRAME, 2, "u"),
+        },
+    ),
+    "climb": _small_game(
+        "climb",
+        "vertical platformer: jump up random platforms, coins, fall off the view and lose (32 KiB)",
+        {
+            "score": (climb.W_SCORE, 2, "u"),
+            "height": (climb.W_BEST_HEIGHT, 2, "u"),
+            "coins": (climb.W_COINS, 2, "u"),
+            "x": (climb.W_PLAYER_X, 1, "u"),
+            "y": (climb.W_PLAYER_Y, 1, "u"),
+            "ticks": (climb.W_FRAME, 2, "u"),
+        },
     ),
 }
 DEFAULT_GAME = "demo"

@@ -1,0 +1,1 @@
+"""Blocks, the falling-block puzzle: see :mod:`.layout`."""

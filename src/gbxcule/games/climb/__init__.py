@@ -1,0 +1,1 @@
+"""Climb: a small vertical platformer built from our own source (see :mod:`.layout`)."""

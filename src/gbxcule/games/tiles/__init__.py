@@ -1,0 +1,1 @@
+"""Tiles, the 4x4 sliding-tile puzzle: see :mod:`.layout`."""
