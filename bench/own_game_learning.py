@@ -78,11 +78,11 @@ def evaluate_policy(
     backend: str,
     *,
     episodes: int,
-    starts: list[str | Path],
+    starts: list[str | Path] | None,
     gif: Path | None = None,
 ) -> dict:
     """``episodes`` episodes of ``policy`` ("trained" or "random") on ``backend`` from the
-    held-out ``starts`` (seed 7, so every policy and backend plays the same episodes): the
+    held-out ``starts`` (None: the run's own pool; seed 7, so every policy and backend plays the same episodes): the
     episodes, the mean return with its 95 % CI, the mean length and each term's mean."""
     from gbxcule.rl.evaluate import evaluate_episodes
     from gbxcule.rl.l4 import mean_ci

@@ -134,3 +134,30 @@ def test_a_step_end_travels_as_verify_text():
         parse_step_end("0xC011,often")
     with pytest.raises(StepEndError, match="invalid literal"):
         parse_step_end("C0x1,changes")
+
+
+def test_a_reward_random_play_rarely_finds_is_named_before_training():
+    from gbxcule.tasks.check import CheckReport, TermStats, _warnings
+
+    task = task_from_data(
+        {
+            "name": "rare",
+            "reads": {"lines": {"type": "U8", "at": 0xC103}},
+            "reward": {
+                "lines": {"type": "Progress", "read": "lines"},
+                "alive": {"type": "StepCost", "weight": 0.01},
+            },
+        }
+    )
+
+    def report(rewarded: int, episodes: int = 285, paid: float = 5e-5) -> CheckReport:
+        terms = [TermStats("lines", paid, 1.0, paid), TermStats("alive", 0.01, 0.01, 1.0)]
+        return CheckReport("rare", "warp", 32, 600, 0, [], terms, episodes, episodes, 0,
+                           (64.0, 26, 124), (0.6, 0.2, 1.2), (24.0, 24, 24), rewarded)  # fmt: skip
+
+    (rare,) = [w for w in _warnings(task, report(1)) if "episodes of random play" in w]
+    assert "only 1 of 285 episodes" in rare and "(0.35%; step costs not counted)" in rare
+    assert not [w for w in _warnings(task, report(5)) if "episodes of random play" in w]
+    assert not [w for w in _warnings(task, report(0, episodes=50)) if "random play" in w]
+    # nothing paid: the term's own warning says so, not this one
+    assert not [w for w in _warnings(task, report(0, paid=0.0)) if "episodes of random" in w]
