@@ -185,6 +185,7 @@ TRAIN_NUMBERS = {  # TrainConfig fields a user sets, with values check() refuses
     "--keep-checkpoints": ["-1"], "--lr": ["0", "-1e-3", "inf", "nan"], "--ent-coef": ["-1", "nan"],
     "--dist-timeout": ["0", "-4"], "--envs": ["0", "-8"], "--steps": ["0"], "--epochs": ["0"],
     "--minibatch": ["0"], "--stack": ["0", "-1"], "--media-every": ["-1"], "--hidden": ["0", "-4"],
+    "--learner-chunk": ["-1"],
 }  # fmt: skip
 
 

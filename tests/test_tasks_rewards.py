@@ -272,6 +272,33 @@ def test_sticky_actions_and_noop_prefixes_are_seeded_and_per_env(torn_rom):
     assert runs[0] == runs[1] and runs[0] != runs[2]
 
 
+def test_a_reset_of_no_env_changes_nothing_but_draws_as_any_reset(torn_rom):
+    """A CPU skips the restore when no env finished, but still draws each env's start and
+    no-op prefix, so its generator runs as a device's that always restores."""
+    task = _task(noop_max=4)
+    gens, states = [], []
+    for first in (False, True):
+        session = _session(torn_rom, task, n=4, seed=3)
+        try:
+            session.start()
+            session.step(torch.ones(4, dtype=torch.int64))
+            before = {k: v.clone() for k, v in session.runtime.buffers.items()}
+            ram = [session.backend.read_memory(e, 0xC000, 0xC003).copy() for e in range(4)]
+            mask = torch.tensor([first, False, False, False])
+            session.reset_envs(mask)
+            gens.append(session.runtime.gen.get_state())
+            if not first:  # nothing restored, nothing started
+                for e in range(4):
+                    assert np.array_equal(session.backend.read_memory(e, 0xC000, 0xC003), ram[e])
+                for k, v in session.runtime.buffers.items():
+                    assert torch.equal(v, before[k]), k
+            states.append(session.runtime.buffers["steps"].tolist())
+        finally:
+            session.close()
+    assert torch.equal(gens[0], gens[1])
+    assert states == [[1, 1, 1, 1], [0, 1, 1, 1]]
+
+
 def test_task_dataclass_round_trips_through_replace():
     task = _task()
     again = dataclasses.replace(task, max_steps=5)

@@ -90,6 +90,9 @@ class TrainConfig:
     gae_lambda: float = 0.95
     update_epochs: int = _f(2, "--epochs", "PPO epochs per update")
     minibatch_size: int = _f(2048, "--minibatch", "minibatch size")
+    learner_chunk: int = _f(0, "--learner-chunk", "samples a forward/backward takes, gradients "
+                            "summed over a minibatch's chunks (the same update); 0: 512 on a "
+                            "CPU (cache-sized), the whole minibatch on CUDA")  # fmt: skip
     clip_coef: float = 0.1
     ent_coef: float = _f(0.01, "--ent-coef")
     vf_coef: float = 0.5
@@ -174,7 +177,8 @@ class TrainConfig:
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         for name in ("total_steps", "minutes", "checkpoint_every", "keep_checkpoints",
-                     "torch_threads", "threads", "ent_coef", "vf_coef"):  # fmt: skip
+                     "torch_threads", "threads", "ent_coef", "vf_coef",
+                     "learner_chunk"):  # fmt: skip
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
                 raise ValueError(f"{name} must be >= 0, got {value}")

@@ -154,6 +154,9 @@ class TaskRuntime:
 
     def begin(self, mask: torch.Tensor | None = None) -> None:
         """The envs in ``mask`` (all when None) start an episode from what RAM holds now."""
+        if mask is not None and self.device.type != "cuda" and not bool(mask.any()):
+            self._draw_noops(mask)  # none starts (a CPU checks: no sync); the draw is kept
+            return
         now = self.read_all()
         m = (
             torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
@@ -167,14 +170,19 @@ class TaskRuntime:
         for tname, term in self.terms.items():
             term.start(now, self.term_buffers[tname], m)
         self.discard_step(m)
+        self._draw_noops(m)
+        if self.noop is not None:
+            self.buffers["last_action"].masked_fill_(m, self.noop)
+
+    def _draw_noops(self, mask: torch.Tensor) -> None:
+        """The no-op prefix of the episodes starting in ``mask``: drawn for every env
+        whether or not any starts, so each device draws the same sequence."""
         if self.task.noop_max:
             draw = torch.randint(
                 0, self.task.noop_max + 1, (self.num_envs,), generator=self.gen, device=self.device
             ).to(torch.int32)
             left = self.buffers["noop_left"]
-            left.copy_(torch.where(m, draw, left))
-        if self.noop is not None:
-            self.buffers["last_action"].masked_fill_(m, self.noop)
+            left.copy_(torch.where(mask, draw, left))
 
     def discard_step(self, mask: torch.Tensor) -> None:
         """The envs in ``mask`` are at step 0 with no return (an episode's start; a

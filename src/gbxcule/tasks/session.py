@@ -273,8 +273,9 @@ class TaskSession:
 
     def reset_envs(self, mask: torch.Tensor) -> None:
         """The envs in ``mask`` start new episodes from freshly drawn starts."""
-        self.slots.copy_(self._draw(mask))
-        self.backend.reset_envs(mask, slots=self.slots)
+        self.slots.copy_(self._draw(mask))  # drawn even for none: each device draws alike
+        if self.device.type == "cuda" or bool(mask.any()):  # a CPU skips an empty restore
+            self.backend.reset_envs(mask, slots=self.slots)
         self.runtime.after_reset(mask)
 
     def swarm(self) -> torch.Tensor | None:
