@@ -18,6 +18,7 @@ from .support.emu_timing_support import lockstep
 from .support.sound_programs import (
     PROBES,
     random_sound_program,
+    random_wave_access_program,
     random_wave_program,
     sound_probe,
 )
@@ -43,6 +44,19 @@ def test_random_sound_program(seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_random_wave_program(seed):
     assert_lockstep(random_wave_program(seed), 20)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_wave_access_program(seed):
+    """Every instruction form that reads or writes wave RAM (each meets the one-cycle
+    window at its own M-cycle), with period, DAC, length, volume and NR52 events."""
+    assert_lockstep(random_wave_access_program(seed), 8)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(3, 40))
+def test_random_wave_access_program_more(seed):
+    assert_lockstep(random_wave_access_program(seed), 8)
 
 
 @pytest.mark.slow

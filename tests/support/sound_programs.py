@@ -303,3 +303,69 @@ def random_wave_program(seed: int, rounds: int = 40) -> bytes:
                 lines.append(_write(0x1E, 0x80 | (period >> 8)))
     lines.append(_write(0x1A, 0x00) + _read_all(".r"))
     return _body("".join(lines))
+
+
+# Every instruction form that reads or writes FF30-FF3F, and the M-cycle of the access
+# (the window is one cycle wide, so each form meets it at its own offset).
+WAVE_READS = (
+    lambda a, v: f"    ldh a, [${a:02X}]\n",
+    lambda a, v: f"    ld c, ${a:02X}\n    ldh a, [c]\n",
+    lambda a, v: f"    ld hl, $FF{a:02X}\n    ld a, [hl]\n",
+    lambda a, v: f"    ld hl, $FF{a:02X}\n    ld a, [hl+]\n",
+    lambda a, v: f"    ld a, [$FF{a:02X}]\n",
+    lambda a, v: f"    ld hl, $FF{a:02X}\n    bit 3, [hl]\n    push af\n    pop bc\n    ld a, c\n",
+)
+WAVE_WRITES = (
+    lambda a, v: f"    ld a, ${v:02X}\n    ldh [${a:02X}], a\n",
+    lambda a, v: f"    ld a, ${v:02X}\n    ld c, ${a:02X}\n    ldh [c], a\n",
+    lambda a, v: f"    ld hl, $FF{a:02X}\n    ld [hl], ${v:02X}\n",
+    lambda a, v: f"    ld a, ${v:02X}\n    ld hl, $FF{a:02X}\n    ld [hl+], a\n",
+    lambda a, v: f"    ld a, ${v:02X}\n    ld [$FF{a:02X}], a\n",
+    lambda a, v: f"    ld hl, $FF{a:02X}\n    inc [hl]\n",
+    lambda a, v: f"    ld hl, $FF{a:02X}\n    dec [hl]\n",
+    lambda a, v: f"    ld hl, $FF{a:02X}\n    set {v & 7}, [hl]\n",
+    lambda a, v: f"    ld hl, $FF{a:02X}\n    swap [hl]\n",
+)
+
+
+WAVE_EVENTS = (
+    # a new period without a trigger (taken at the timer's next reload)
+    lambda rng, p: _write(0x1D, rng.randrange(0xE0, 0x100)),
+    lambda rng, p: _write(0x1E, (p >> 8) | rng.choice([0x00, 0x40])),
+    # the DAC off (the channel stops) and on again, then a trigger
+    lambda rng, p: _write(0x1A, 0x00) + _write(0x1A, 0x80) + _write(0x1E, 0x80 | (p >> 8)),
+    # a short length that runs out while the accesses go on
+    lambda rng, p: _write(0x1B, rng.randrange(0xF0, 0x100)) + _write(0x1E, 0xC0 | (p >> 8)),
+    # NR52 off (wave RAM keeps its bytes) and on, the channel set up again
+    lambda rng, p: _write(0x26, 0x00) + _write(0x26, 0x80) + _write(0x1A, 0x80)
+    + _write(0x1C, 0x20) + _write(0x1D, p & 0xFF) + _write(0x1E, 0x80 | (p >> 8)),
+    # the volume
+    lambda rng, p: _write(0x1C, rng.choice([0x00, 0x20, 0x40, 0x60])),
+)
+
+
+def random_wave_access_program(seed: int, rounds: int = 16) -> bytes:
+    """As :func:`random_wave_program`, with every instruction form that reads or writes
+    wave RAM (``ld a, [hl]``, ``ld [nn], a``, ``ld [hl], n``, read-modify-writes such as
+    ``inc [hl]`` and ``swap [hl]``), each write followed by a read of its byte."""
+    rng = random.Random(seed)
+    lines = [POWER_ON, "".join(_write(0x30 + k, rng.randrange(256)) for k in range(16))]
+    lines.append(_write(0x1A, 0x80) + _write(0x1C, 0x20))
+    for _round in range(rounds):
+        period = rng.choice([0x7FF, 0x7FE, 0x7FD, 0x7FB, 0x7F7, 0x7E1, rng.randrange(0x700, 0x800)])
+        lines.append(_write(0x1D, period & 0xFF) + _write(0x1E, 0x80 | (period >> 8)))
+        for _access in range(rng.randrange(8, 40)):
+            lines.append("    nop\n" * rng.randrange(4))
+            reg, value = 0x30 + rng.randrange(16), rng.randrange(256)
+            r = rng.random()
+            if r < 0.45:
+                lines.append(rng.choice(WAVE_READS)(reg, value) + STORE)
+            elif r < 0.9:
+                lines.append(rng.choice(WAVE_WRITES)(reg, value))
+                lines.append("    nop\n" * rng.randrange(3) + rng.choice(WAVE_READS)(reg, 0) + STORE)
+            elif r < 0.94:
+                lines.append(_write(0x1E, 0x80 | (period >> 8)))
+            else:  # the channel's other registers while it plays
+                lines.append(rng.choice(WAVE_EVENTS)(rng, period))
+    lines.append(_write(0x1A, 0x00) + _read_all(".r"))
+    return _body("".join(lines))
