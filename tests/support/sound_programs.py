@@ -337,8 +337,14 @@ WAVE_EVENTS = (
     # a short length that runs out while the accesses go on
     lambda rng, p: _write(0x1B, rng.randrange(0xF0, 0x100)) + _write(0x1E, 0xC0 | (p >> 8)),
     # NR52 off (wave RAM keeps its bytes) and on, the channel set up again
-    lambda rng, p: _write(0x26, 0x00) + _write(0x26, 0x80) + _write(0x1A, 0x80)
-    + _write(0x1C, 0x20) + _write(0x1D, p & 0xFF) + _write(0x1E, 0x80 | (p >> 8)),
+    lambda rng, p: (
+        _write(0x26, 0x00)
+        + _write(0x26, 0x80)
+        + _write(0x1A, 0x80)
+        + _write(0x1C, 0x20)
+        + _write(0x1D, p & 0xFF)
+        + _write(0x1E, 0x80 | (p >> 8))
+    ),
     # the volume
     lambda rng, p: _write(0x1C, rng.choice([0x00, 0x20, 0x40, 0x60])),
 )
@@ -362,7 +368,9 @@ def random_wave_access_program(seed: int, rounds: int = 16) -> bytes:
                 lines.append(rng.choice(WAVE_READS)(reg, value) + STORE)
             elif r < 0.9:
                 lines.append(rng.choice(WAVE_WRITES)(reg, value))
-                lines.append("    nop\n" * rng.randrange(3) + rng.choice(WAVE_READS)(reg, 0) + STORE)
+                lines.append(
+                    "    nop\n" * rng.randrange(3) + rng.choice(WAVE_READS)(reg, 0) + STORE
+                )
             elif r < 0.94:
                 lines.append(_write(0x1E, 0x80 | (period >> 8)))
             else:  # the channel's other registers while it plays

@@ -97,9 +97,7 @@ class ConvPolicy(nn.Module):
             nn.ReLU(),
         )
         # Kept on the model's device: no host copy in the hot loop (CUDA sync guard).
-        self.register_buffer(
-            "shade_table", input_table(obs_format, precision), persistent=False
-        )
+        self.register_buffer("shade_table", input_table(obs_format, precision), persistent=False)
         head_in = hidden
         if num_features:
             self.extra = nn.Sequential(_layer(nn.Linear(num_features, EXTRA_WIDTH)), nn.ReLU())
