@@ -43,7 +43,7 @@ from gbxcule.backends.warp_base import CartConfig, allocate_machine
 from gbxcule.core import pixels as px
 from gbxcule.core.memory_layout import SPAN
 from gbxcule.core.pyboy_state import PyBoyState
-from gbxcule.core.savestate import SavestateError, cart_layout_from_rom
+from gbxcule.core.savestate import SavestateError, cart_layout_from_rom, refuse_cgb
 from gbxcule.kernels.units import UNITS
 
 STAT_TRANSITION_VBLANK_PRETRIGGERED = 3  # CGB hardware only
@@ -56,9 +56,8 @@ UNSAVED_FIELDS = frozenset().union(*(unit.unsaved for unit in UNITS))
 
 
 def _check_dmg(state: PyBoyState) -> None:
+    refuse_cgb(state)
     lcd = state.lcd
-    if lcd.cgb or lcd.downgraded_to_dmg or lcd.speed_shift or state.double_speed:
-        raise SavestateError("the state comes from CGB hardware; only DMG states are supported")
     if lcd.stat_transition == STAT_TRANSITION_VBLANK_PRETRIGGERED:
         raise SavestateError("the state has a CGB-only LCD transition (VBlank STAT pre-trigger)")
     if state.oam_dma.reading:

@@ -82,10 +82,10 @@ def run(args: argparse.Namespace) -> int:
         if not args.start.is_file():
             raise UsageError(f"--from {args.start}: no such file")
         start = args.start.read_bytes()
-        from gbxcule.core.pyboy_state_io import SavestateError, load_pyboy_state
+        from gbxcule.core.pyboy_state_io import SavestateError, load_pyboy_state, refuse_cgb
 
         try:  # ours first: PyBoy's own errors on a file that is no state are tracebacks
-            load_pyboy_state(start, rom)
+            refuse_cgb(load_pyboy_state(start, rom))  # the script runs on a DMG PyBoy
         except SavestateError as exc:
             raise UsageError(f"--from {args.start}: {exc}") from None
         from gbxcule.tasks.provenance import check_state_rom

@@ -1,9 +1,11 @@
-"""PyBoyState: one neutral, documented picture of a DMG PyBoy save state, whatever release wrote it.
+"""PyBoyState: one neutral, documented picture of a PyBoy save state, whatever release wrote it.
 
 Each field's ``metadata`` is also its place in the file (see ``pyboy_state_io``):
 ``fmt`` (u8, u16, u64 little-endian; f32/f64 IEEE; ``bytes`` with a fixed ``size``
-or a size the codec works out; ``struct`` for a nested dataclass), ``since``/``until``
-(the first/last file layout that stores it, see ``LAYOUTS``). Field order is file order.
+or a size the codec works out; ``u16s``, ``size`` little-endian u16 words; ``struct``
+for a nested dataclass), ``since``/``until`` (the first/last file layout that stores
+it, see ``LAYOUTS``), ``when`` (``"cgb"``: stored only while the LCD block is in CGB
+mode). Field order is file order.
 
 A field absent from an older layout keeps its default, which is the value a fresh
 PyBoy 2.8.1 DMG (``sound_emulated=True``, its default) has before its first frame, or the value
@@ -16,6 +18,13 @@ up, and its ``cycles_to_interrupt`` is how many T-cycles ahead its next event is
 The LCD's ``clock`` counts T-cycles since the start of the current frame (0..70223;
 LY = clock // 456 while the LCD is on) and ``clock_target`` is the clock at which the
 LCD next changes mode. Booleans are stored as 0/1 ints so the values round-trip.
+
+CGB. A state saved on CGB hardware (``cgb``; PyBoy 2.8 layout only, ``CGB_LAYOUTS``)
+adds the HDMA block, stores all 8 WRAM banks, and, while its LCD is in CGB mode
+(``lcd.cgb``), the LCD's CGB tail (VRAM bank 1, VBK, the palettes); a DMG cartridge
+on CGB hardware has its LCD downgraded (``lcd.downgraded_to_dmg``) and no tail. In
+double speed (``double_speed``, ``speed_shift`` 1) ``cpu.cycles`` and the counters
+that follow it run at twice the rate; the LCD's ``clock`` and the sound unit's do not.
 """
 
 from __future__ import annotations
@@ -26,16 +35,22 @@ from typing import Any
 import numpy as np
 
 from gbxcule.core.dmg import CLOCK_RATE, FRAME_CYCLES, MAX_CYCLES
+from gbxcule.core.memory_layout import CGB_WRAM_BANK_SIZE
 
 # File layouts in write order. A PyBoy STATE_VERSION names one layout, except 15: PyBoy
 # 2.7.0 added the NR50 byte to the sound block without bumping the version (2.6.x lacks it).
 LAYOUTS = ("v7", "v8", "v9", "v10", "v11", "v12", "v14", "v15", "v15nr50", "v29")
 LAYOUT_RANK = {name: i for i, name in enumerate(LAYOUTS)}
+CGB_LAYOUTS = ("v29",)  # the layouts whose CGB-hardware blocks are read
 
 SCREEN_ROWS, SCREEN_COLS = 144, 160
 VRAM_BYTES = 0x2000
 OAM_BYTES = 0xA0
 WRAM_BYTES = 0x2000  # DMG: 0xC000-0xDFFF
+CGB_WRAM_BYTES = 8 * CGB_WRAM_BANK_SIZE  # CGB: banks 0-7 in order (0xD000 shows SVBK's)
+CGB_PALETTE_WORDS = 32  # 8 palettes x 4 colours, one little-endian u16 each
+# PyBoy's power-on words of every palette (its CGB boot ROM writes none).
+PYBOY_CGB_PALETTE = (0x1CE7, 0x1E19, 0x7E31, 0x217B)
 UNUSABLE_BYTES = 0x60  # 0xFEA0-0xFEFF, plain RAM in PyBoy
 IO_BYTES = 0x4C  # 0xFF00-0xFF4B as PyBoy's io_ports array holds them
 IO_HIGH_BYTES = 0x34  # 0xFF4C-0xFF7F, stored only by layouts up to v15
@@ -54,10 +69,17 @@ SAMPLES_PER_FRAME = -(-SAMPLE_RATE * FRAME_CYCLES // CLOCK_RATE)  # 804
 
 
 def spec(
-    fmt: str, default: Any = 0, *, since: str = "v7", until: str = "v29", size=None, doc=""
+    fmt: str,
+    default: Any = 0,
+    *,
+    since: str = "v7",
+    until: str = "v29",
+    size=None,
+    when: str | None = None,
+    doc="",
 ) -> Any:
     """A dataclass field stored in the file as ``fmt`` in layouts ``since``..``until``."""
-    meta = {"fmt": fmt, "since": since, "until": until, "size": size, "doc": doc}
+    meta = {"fmt": fmt, "since": since, "until": until, "size": size, "when": when, "doc": doc}
     if callable(default):
         return field(default_factory=default, metadata=meta)
     return field(default=default, metadata=meta)
@@ -65,6 +87,10 @@ def spec(
 
 def zeros(*shape: int):
     return lambda: np.zeros(shape, dtype=np.uint8)
+
+
+def cgb_palette() -> np.ndarray:
+    return np.array(PYBOY_CGB_PALETTE * (CGB_PALETTE_WORDS // 4), dtype=np.uint16)
 
 
 def stored_in(f, layout: str) -> bool:
@@ -103,6 +129,34 @@ class OamDmaState:
 
 
 @dataclass
+class HdmaState:
+    """CGB VRAM DMA (FF51-FF55), stored right after the header on CGB hardware only."""
+
+    hdma1: int = spec("u8", doc="FF51 as last written (or advanced)")
+    hdma2: int = spec("u8")
+    hdma3: int = spec("u8")
+    hdma4: int = spec("u8")
+    hdma5: int = spec(
+        "u8",
+        0xFF,
+        doc="FF55 as read: 0xFF when idle; while an HBlank transfer runs, blocks left - 1",
+    )
+    transfer_active: int = spec("u8", doc="an HBlank transfer is running")
+    curr_src: int = spec("u16", doc="next source address")
+    curr_dst: int = spec("u16", doc="next destination (0x8000-0x9FF0)")
+
+
+@dataclass
+class PaletteIndexState:
+    """BCPS / OCPS (FF68 / FF6A) as PyBoy holds them: the byte and its parts."""
+
+    value: int = spec("u8")
+    auto_inc: int = spec("u8", doc="bit 7: the index steps after each data write")
+    index: int = spec("u8", doc="bits 1-5: the colour word (0..31)")
+    hl: int = spec("u8", doc="bit 0: the word's high byte")
+
+
+@dataclass
 class LcdState:
     vram: np.ndarray = spec("bytes", zeros(VRAM_BYTES), size=VRAM_BYTES)
     oam: np.ndarray = spec("bytes", zeros(OAM_BYTES), size=OAM_BYTES)
@@ -137,6 +191,17 @@ class LcdState:
     clock_target: int = spec("u64", FRAME_CYCLES, since="v8", doc="clock of the next mode change")
     next_stat_mode: int = spec("u8", 2, since="v8")
     stat_transition: int = spec("u8", since="v29")
+    # The CGB tail, stored only while ``cgb`` (not after a DMG cartridge downgraded the LCD).
+    vram1: np.ndarray = spec("bytes", zeros(VRAM_BYTES), size=VRAM_BYTES, when="cgb")
+    vbk: int = spec("u8", when="cgb", doc="FF4F bit 0: the VRAM bank the CPU sees")
+    bcps: PaletteIndexState = spec("struct", PaletteIndexState, when="cgb")
+    bcpd: np.ndarray = spec(
+        "u16s", cgb_palette, size=CGB_PALETTE_WORDS, when="cgb", doc="BG palette words"
+    )
+    ocps: PaletteIndexState = spec("struct", PaletteIndexState, when="cgb")
+    ocpd: np.ndarray = spec(
+        "u16s", cgb_palette, size=CGB_PALETTE_WORDS, when="cgb", doc="OBJ palette words"
+    )
 
 
 @dataclass
@@ -272,7 +337,12 @@ class SoundState:
 
 @dataclass
 class MemoryState:
-    wram: np.ndarray = spec("bytes", zeros(WRAM_BYTES), size=WRAM_BYTES, doc="0xC000-0xDFFF")
+    wram: np.ndarray = spec(
+        "bytes",
+        zeros(WRAM_BYTES),
+        size="wram",
+        doc="0xC000-0xDFFF; on CGB hardware all 8 banks (CGB_WRAM_BYTES)",
+    )
     unusable: np.ndarray = spec(
         "bytes", zeros(UNUSABLE_BYTES), size=UNUSABLE_BYTES, doc="0xFEA0-0xFEFF"
     )
@@ -404,15 +474,17 @@ class CartLayout:
 
 @dataclass
 class PyBoyState:
-    """Everything a DMG PyBoy save state holds. See the module docstring for units."""
+    """Everything a PyBoy save state holds. See the module docstring for units."""
 
     version: int = 29  # STATE_VERSION of the file this came from
     layout: str = "v29"
     cart_layout: CartLayout = field(default_factory=CartLayout)
     bootrom_enabled: int = 0
     key0: int = 0  # CGB registers, 0 on DMG
-    key1: int = 0
+    key1: int = 0  # FF4D: bit 0 a speed switch armed, bit 7 the current speed
     double_speed: int = 0
+    cgb: int = 0  # CGB hardware (a DMG cartridge on it too): HDMA block, 32 KiB WRAM
+    hdma: HdmaState = field(default_factory=HdmaState)  # stored only on CGB hardware
     cpu: CpuState = field(default_factory=CpuState)
     oam_dma: OamDmaState = field(default_factory=OamDmaState)
     lcd: LcdState = field(default_factory=LcdState)
@@ -426,6 +498,14 @@ class PyBoyState:
     serial: SerialState = field(default_factory=SerialState)
     sgb: SgbState = field(default_factory=SgbState)
     defaulted: tuple[str, ...] = ()  # dotted names of fields the source file did not store
+
+    @property
+    def from_cgb(self) -> bool:
+        """Saved on CGB hardware, or with one of its modes set (our machines run DMG only)."""
+        lcd = self.lcd
+        return bool(
+            self.cgb or lcd.cgb or lcd.downgraded_to_dmg or lcd.speed_shift or self.double_speed
+        )
 
 
 def iter_specs(cls):

@@ -1,4 +1,4 @@
-"""Read and write PyBoy ``.state`` files (DMG) of every layout a PyPI release wrote.
+"""Read and write PyBoy ``.state`` files of every layout a PyPI release wrote.
 
 Which release writes which STATE_VERSION (read from each wheel's sources):
 
@@ -29,8 +29,13 @@ files written by 1.5.0-2.7.0; ``write_pyboy_state`` converts them to v29 instead
 The cartridge block's shape depends on the cartridge (RAM bank count, MBC1's two
 registers, MBC3's clock, MBC5's rumble byte), which the file does not record: pass
 the ROM; without it the shape is taken from the block's length where that is
-unambiguous. Save states written while a serial link or printer was attached, and
-CGB-mode states, are refused.
+unambiguous. Save states written while a serial link or printer was attached are refused.
+
+CGB hardware (PyBoy's ``cgb=True``, a Color or a DMG cartridge) is read and written in
+the v29 layout only: the header's flag, the HDMA block, 32 KiB of WRAM and, while the
+LCD is in CGB mode, its CGB tail (``core/pyboy_state.py``). CGB states of v8-v15 are
+refused: no installed release writes one to check their layout against. Our machines
+run DMG only; :func:`refuse_cgb` is the refusal where a state would be loaded into one.
 """
 
 from __future__ import annotations
@@ -42,15 +47,19 @@ import numpy as np
 
 from gbxcule.core.cartridge import RAM_BANK_SIZE, CartridgeError, CartridgeHeader
 from gbxcule.core.pyboy_state import (
+    CGB_LAYOUTS,
+    CGB_WRAM_BYTES,
     IO_HIGH_OBJECT_PRIORITY,
     IO_HIGH_WRAM_SELECT,
     LAYOUT_RANK,
     LINE_PARAM_COLUMNS,
     SCREEN_COLS,
     SCREEN_ROWS,
+    WRAM_BYTES,
     CartLayout,
     CartState,
     CpuState,
+    HdmaState,
     JoypadState,
     LcdState,
     MemoryState,
@@ -85,6 +94,15 @@ _NUM = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q", "f32": "<f", "f64": "
 
 class SavestateError(ValueError):
     """A save state we cannot read or write; the message says why."""
+
+
+CGB_REFUSAL = "a Game Boy Color save state: this version runs DMG machines; CGB is issue #46"
+
+
+def refuse_cgb(state: PyBoyState) -> None:
+    """Raise :class:`SavestateError` if ``state`` needs a CGB machine to run."""
+    if state.from_cgb:
+        raise SavestateError(CGB_REFUSAL)
 
 
 def cart_layout_from_rom(rom: bytes) -> CartLayout:
@@ -166,13 +184,16 @@ class _Reader:
 class _Context:
     """What a struct's variable-size fields depend on."""
 
-    def __init__(self, layout: str, cart: CartLayout | None) -> None:
+    def __init__(self, layout: str, cart: CartLayout | None, cgb: int = 0) -> None:
         self.layout = layout
         self.cart = cart
+        self.cgb = cgb  # the header's CGB-hardware flag
 
     def present(self, f, obj) -> bool:
         if not stored_in(f, self.layout):
             return False
+        if f.metadata["when"] == "cgb":
+            return bool(self.cgb and obj.cgb)
         size = f.metadata["size"]
         cart = self.cart
         if size == "rtc":
@@ -193,6 +214,8 @@ class _Context:
             return self.cart.ram_banks * RAM_BANK_SIZE
         if size == "audiobuffer":
             return (obj.samples_per_frame + 1) * 2
+        if size == "wram":
+            return CGB_WRAM_BYTES if self.cgb else WRAM_BYTES
         return size
 
 
@@ -215,6 +238,9 @@ def _read_struct(cls, r: _Reader, ctx: _Context, prefix: str, defaulted: list[st
             value = np.frombuffer(r.take(n, name), dtype=np.uint8).copy()
             if default.ndim == 2 and n:
                 value = value.reshape(default.shape)
+        elif fmt == "u16s":
+            n = ctx.length(f, obj)
+            value = np.frombuffer(r.take(2 * n, name), dtype="<u2").astype(np.uint16)
         elif f.name == "timezero" and LAYOUT_RANK[ctx.layout] <= LAYOUT_RANK["v12"]:
             value = r.num("f32", name)
         else:
@@ -230,9 +256,10 @@ def _write_struct(obj, out: bytearray, ctx: _Context) -> None:
         fmt, value = f.metadata["fmt"], getattr(obj, f.name)
         if fmt == "struct":
             _write_struct(value, out, ctx)
-        elif fmt == "bytes":
-            raw = np.ascontiguousarray(value, dtype=np.uint8).tobytes()
-            want = ctx.length(f, obj)
+        elif fmt in ("bytes", "u16s"):
+            dtype = np.uint8 if fmt == "bytes" else np.dtype("<u2")
+            raw = np.ascontiguousarray(value, dtype=dtype).tobytes()
+            want = ctx.length(f, obj) * np.dtype(dtype).itemsize
             if len(raw) != want:
                 raise SavestateError(f"{f.name} has {len(raw)} bytes, the file needs {want}")
             out += raw
@@ -253,8 +280,27 @@ def _read_header(r: _Reader, state: PyBoyState, layout: str) -> None:
         state.key0 = r.num("u8", "key0")
     state.key1 = r.num("u8", "key1")
     state.double_speed = r.num("u8", "double_speed")
-    if r.num("u8", "cgb flag"):
-        raise SavestateError("this is a CGB-mode save state; only DMG states are supported")
+    state.cgb = r.num("u8", "cgb flag")
+    if state.cgb and layout not in CGB_LAYOUTS:
+        raise SavestateError(
+            f"a CGB-hardware save state of version {r.data[0]}: only version 29 (PyBoy "
+            "2.8.0-2.8.1) CGB states are read"
+        )
+
+
+def _check_cgb_flags(state: PyBoyState) -> None:
+    """The LCD's CGB flags agree with the header's, as PyBoy 2.8.1's loader demands."""
+    lcd = state.lcd
+    if not state.cgb and (lcd.cgb or lcd.downgraded_to_dmg):
+        raise SavestateError(
+            "the LCD block is in CGB mode (or downgraded from it) but the header says DMG "
+            "hardware: corrupt, or not a save state PyBoy wrote"
+        )
+    if state.cgb and bool(lcd.cgb) == bool(lcd.downgraded_to_dmg):
+        raise SavestateError(
+            f"a CGB-hardware state whose LCD block has cgb={lcd.cgb}, downgraded_to_dmg="
+            f"{lcd.downgraded_to_dmg} (exactly one is set when PyBoy saves): corrupt"
+        )
 
 
 def _read_renderer(r: _Reader, state: PyBoyState, layout: str) -> None:
@@ -291,9 +337,10 @@ def _write_renderer(out: bytearray, state: PyBoyState, layout: str) -> None:
         out += bytes([state.renderer.wy_activated_frame])
 
 
-def _sections(state_cls_layout: str):
-    """(attribute, class, read?) in file order; renderer and header are handled by hand."""
-    order = ["cpu"]
+def _sections(state_cls_layout: str, cgb: int):
+    """Section names in file order after the header; ``@`` ones are handled by hand."""
+    order = ["hdma"] if cgb else []
+    order.append("cpu")
     if state_cls_layout == "v29":
         order.append("oam_dma")
     order += ["lcd", "sound", "@renderer", "memory"]
@@ -304,6 +351,7 @@ def _sections(state_cls_layout: str):
 
 
 _SECTION_TYPES = {
+    "hdma": HdmaState,
     "cpu": CpuState,
     "oam_dma": OamDmaState,
     "lcd": LcdState,
@@ -323,16 +371,16 @@ def _parse(data: bytes, layout: str, cart: CartLayout) -> PyBoyState:
     r.take(1, "version")
     _read_header(r, state, layout)
     defaulted: list[str] = []
-    ctx = _Context(layout, cart)
-    for name in _sections(layout):
+    ctx = _Context(layout, cart, state.cgb)
+    for name in _sections(layout, state.cgb):
         if name == "@renderer":
             _read_renderer(r, state, layout)
         elif name == "@wram_select":
             state.wram_select = r.num("u8", "wram_select")
         else:
             setattr(state, name, _read_struct(_SECTION_TYPES[name], r, ctx, name + ".", defaulted))
-    if state.lcd.cgb:
-        raise SavestateError("the LCD block is in CGB mode; only DMG states are supported")
+        if name == "lcd":
+            _check_cgb_flags(state)
     if layout != "v29":
         state.lcd.object_priority_mode = int(state.memory.io_high[IO_HIGH_OBJECT_PRIORITY])
         state.wram_select = int(state.memory.io_high[IO_HIGH_WRAM_SELECT])
@@ -375,7 +423,8 @@ def _tail_bytes(layout: str) -> int:
 def load_pyboy_state(
     data: bytes, rom: bytes | None = None, *, cart: CartLayout | None = None
 ) -> PyBoyState:
-    """Parse a DMG PyBoy ``.state`` (versions 7-29 as released) into a :class:`PyBoyState`.
+    """Parse a PyBoy ``.state`` (versions 7-29 as released; CGB hardware: 29) into a
+    :class:`PyBoyState`.
 
     ``rom`` (or ``cart``) fixes the cartridge block's shape; without either the shape is
     inferred from the block's length, and an ambiguous one raises :class:`SavestateError`.
@@ -411,7 +460,7 @@ def load_pyboy_state(
         return state
     error = (
         errors[0]
-        if len(errors) == 1
+        if len({str(e) for e in errors}) == 1
         else SavestateError("; ".join(f"as {lay}: {e}" for lay, e in zip(layouts, errors)))
     )
     if cart is not None:
@@ -460,8 +509,8 @@ def _cart_from_length(data: bytes, layout: str) -> CartLayout:
     r.take(1, "version")
     scratch = PyBoyState(layout=layout)
     _read_header(r, scratch, layout)
-    ctx = _Context(layout, None)
-    for name in _sections(layout):
+    ctx = _Context(layout, None, scratch.cgb)
+    for name in _sections(layout, scratch.cgb):
         if name == "cart":
             break
         if name == "@renderer":
@@ -489,19 +538,22 @@ def write_pyboy_state(
             f"can write version {PYBOY_281_STATE_VERSION}, or the state's own version "
             f"{state.version}; not {version}"
         )
+    if state.cgb and layout not in CGB_LAYOUTS:
+        raise SavestateError(f"a CGB-hardware state is written as version 29 only, not {version}")
+    _check_cgb_flags(state)
     cart = cart_layout_from_rom(rom) if rom is not None else state.cart_layout
     out = bytearray([version, state.bootrom_enabled])
     if layout == "v29":
         out.append(state.key0)
     if layout != "v7":
-        out += bytes([state.key1, state.double_speed, 0])
-    ctx = _Context(layout, cart)
+        out += bytes([state.key1, state.double_speed, state.cgb])
+    ctx = _Context(layout, cart, state.cgb)
     memory = state.memory
     if layout != "v29":
         memory = dataclasses.replace(memory, io_high=memory.io_high.copy())
         memory.io_high[IO_HIGH_OBJECT_PRIORITY] = state.lcd.object_priority_mode
         memory.io_high[IO_HIGH_WRAM_SELECT] = state.wram_select
-    for name in _sections(layout):
+    for name in _sections(layout, state.cgb):
         if name == "@renderer":
             _write_renderer(out, state, layout)
         elif name == "@wram_select":

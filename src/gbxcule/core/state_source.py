@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gbxcule.core.pyboy_state import PyBoyState
-from gbxcule.core.savestate import load_pyboy_state, load_snapshot, rom_sha256
+from gbxcule.core.savestate import load_pyboy_state, load_snapshot, refuse_cgb, rom_sha256
 from gbxcule.core.snapshot import SNAPSHOT_MAGIC
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -23,9 +23,15 @@ def read_state_source(source: Any, rom: bytes) -> PyBoyState:
     """A PyBoy ``.state`` (v7-v29), a gbxcule snapshot, or a ``PyBoyState``, for ``rom``.
 
     ``source`` is bytes or a path; gzip-compressed data is accepted. A snapshot must
-    belong to ``rom`` (its sha256) and not be of a newer format; refusals raise
-    ``SavestateError``.
+    belong to ``rom`` (its sha256) and not be of a newer format, and no state may need
+    a CGB machine (every backend runs DMG); refusals raise ``SavestateError``.
     """
+    state = _read(source, rom)
+    refuse_cgb(state)
+    return state
+
+
+def _read(source: Any, rom: bytes) -> PyBoyState:
     if isinstance(source, PyBoyState):
         return source
     if isinstance(source, (str, Path)):
