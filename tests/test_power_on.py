@@ -73,6 +73,7 @@ UNIT_FIELDS = {
     "dma": ({"dma_active", "dma_index", "dma_start"}, set()),
     "joypad": ({"joy_dir", "joy_std", "joy_rel_mask", "joy_rel_wait"}, set()),
     "apu": ({"apu", "snd_frame_start", "snd_count_from"}, set()),
+    "cgb": (set(), set()),  # a DMG machine: its power-on is the CGB variant's only
 }
 UNITS = tuple(unit.name for unit in units.UNITS)  # kernels/units.py, in its order
 DIRTY = {"mem": 0xAB, "i32": -7, "i64": -9, "joy_rel_mask": 5, "joy_rel_wait": 6, "apu": -11}

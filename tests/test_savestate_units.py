@@ -124,7 +124,10 @@ def test_every_scalar_and_array_has_one_owner_among_the_units():
     from gbxcule.kernels.state import I32_FIELDS, I32_SECTIONS, I64_FIELDS, I64_SECTIONS
 
     names = [unit.name for unit in UNITS]
-    assert {owner for owner, _ in (*I32_SECTIONS, *I64_SECTIONS)} == set(names)
+    sections = {owner for owner, _ in (*I32_SECTIONS, *I64_SECTIONS)}
+    assert sections <= set(names)
+    # a unit with no scalars owns arrays (the CGB unit: its registers are IO bytes)
+    assert all(unit.arrays for unit in UNITS if unit.name not in sections)
     owned = [name for unit in UNITS for name in (*unit.scalars, *unit.arrays)]
     assert len(owned) == len(set(owned))  # no field owned twice
     assert set(owned) >= {*I32_FIELDS, *I64_FIELDS}

@@ -104,6 +104,7 @@ DEFAULT_BOOT = "fast"
 # over in frame 1, the dmg boot in frame 3, PyBoy's boot ROM (logo scroll) in frame 65.
 BOOT_MAX_FRAMES = {"fast": 4, "dmg": 8, "pyboy": 128}
 PYBOY_BOOT_ROM_NAME = "bootrom_dmg.bin"
+PYBOY_CGB_BOOT_ROM_NAME = "bootrom_cgb.bin"
 
 
 class BootRomError(RuntimeError):
@@ -117,32 +118,35 @@ def check_boot(boot: str) -> str:
     return boot
 
 
-def pyboy_boot_rom_path() -> Path:
-    """``pyboy/core/bootrom_dmg.bin`` of the installed PyBoy (located without importing it)."""
+def pyboy_boot_rom_path(cgb: bool = False) -> Path:
+    """``pyboy/core/bootrom_dmg.bin`` (``cgb``: ``bootrom_cgb.bin``, PyBoy's own Game Boy
+    Color boot ROM) of the installed PyBoy, located without importing it."""
     import importlib.util
 
+    which = "CGB" if cgb else "DMG"
     spec = importlib.util.find_spec("pyboy")
     if spec is None or not spec.submodule_search_locations:
         raise BootRomError(
-            'boot="pyboy" runs the DMG boot ROM of the installed PyBoy package, but pyboy is '
+            f"PyBoy's {which} boot ROM is read from the installed pyboy package, but pyboy is "
             "not installed"
         )
-    path = Path(next(iter(spec.submodule_search_locations))) / "core" / PYBOY_BOOT_ROM_NAME
+    name = PYBOY_CGB_BOOT_ROM_NAME if cgb else PYBOY_BOOT_ROM_NAME
+    path = Path(next(iter(spec.submodule_search_locations))) / "core" / name
     if not path.is_file():
         raise BootRomError(
-            f'boot="pyboy" needs PyBoy\'s DMG boot ROM, but {path} is missing from the installed '
+            f"PyBoy's {which} boot ROM is needed, but {path} is missing from the installed "
             "pyboy package"
         )
     return path
 
 
-@functools.lru_cache(maxsize=1)
-def pyboy_boot_rom_bytes() -> bytes:
-    """PyBoy's own DMG boot ROM, read from the installed package (256 bytes)."""
-    path = pyboy_boot_rom_path()
+@functools.lru_cache(maxsize=2)
+def pyboy_boot_rom_bytes(cgb: bool = False) -> bytes:
+    """PyBoy's own DMG (``cgb``: CGB) boot ROM, read from the installed package (256 bytes)."""
+    path = pyboy_boot_rom_path(cgb)
     data = path.read_bytes()
     if len(data) != BOOT_ROM_SIZE:
-        raise BootRomError(f"{path} has {len(data)} bytes; a DMG boot ROM has {BOOT_ROM_SIZE}")
+        raise BootRomError(f"{path} has {len(data)} bytes; PyBoy's boot ROMs have {BOOT_ROM_SIZE}")
     return data
 
 

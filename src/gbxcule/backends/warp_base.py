@@ -27,8 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
-from gbxcule.core.cartridge import RAM_BANK_SIZE, CartridgeError, CartridgeHeader
-from gbxcule.core.memory_layout import row_bytes
+from gbxcule.core.cartridge import (
+    CGB_FLAG_OFFSET,
+    RAM_BANK_SIZE,
+    CartridgeError,
+    CartridgeHeader,
+)
+from gbxcule.core.memory_layout import CGB_BYTES, row_bytes
 from gbxcule.kernels.board.mbc import MBC_KIND_BY_NAME
 from gbxcule.kernels.state import I32_FIELDS, I64_FIELDS, ROM_CODE_PAD
 
@@ -43,11 +48,12 @@ CACHE_LINE_BYTES = 64
 SCALAR_BLOCKS = ("i32", "i64")  # Machine fields holding one column per per-env scalar
 
 
-def trailing_shapes() -> dict[str, tuple[int, ...]]:
+def trailing_shapes(cgb: bool = False) -> dict[str, tuple[int, ...]]:
     """Trailing shape (after the env axis) of every per-env array with more than one
     dimension: the scalar blocks (the named columns, then the event-hook row,
     kernels/step/hooks.py, and the step-end row, kernels/step/step_end.py: not state, not listed),
-    then each unit's own arrays (``Unit.arrays``, kernels/units.py)."""
+    then each unit's own arrays (``Unit.arrays``, kernels/units.py); ``cgb``: a Game Boy
+    Color machine's (``Machine.cgb`` a full row)."""
     from gbxcule.kernels.step.hooks import HOOK_WORDS
     from gbxcule.kernels.step.step_end import STEP_WORDS
     from gbxcule.kernels.units import per_env_arrays
@@ -56,6 +62,7 @@ def trailing_shapes() -> dict[str, tuple[int, ...]]:
         "i32": (len(I32_FIELDS) + int(HOOK_WORDS) + int(STEP_WORDS),),
         "i64": (len(I64_FIELDS),),
         **per_env_arrays(),
+        **({"cgb": (CGB_BYTES,)} if cgb else {}),
     }
 
 
@@ -141,19 +148,26 @@ def allocate_machine(
     device: str,
     mem_layout: str = "env_major",
     cpu_fast_paths: bool = True,
+    cgb: bool = False,
 ):
     """A ``Machine`` with every per-env array zeroed, ``rom``/``boot`` shared by all envs;
-    ``cpu_fast_paths`` sets ``Machine.cpu_fast_paths``."""
+    ``cpu_fast_paths`` sets ``Machine.cpu_fast_paths``; ``cgb``: a Game Boy Color machine
+    (``Machine.cgb`` rows of ``CGB_BYTES``, ``cgb_mode`` from the cartridge's flag)."""
     from gbxcule.kernels.state import Machine
 
     if num_envs < 1:
         raise ValueError(f"num_envs must be >= 1, got {num_envs}")
     if mem_layout not in MEM_LAYOUTS:
         raise ValueError(f"mem_layout must be one of {MEM_LAYOUTS}, got {mem_layout!r}")
-    check_room_for_envs(num_envs, bytes_per_env(cart), device)
+    check_room_for_envs(num_envs, bytes_per_env(cart, cgb=cgb), device)
     m = Machine()
-    shapes = trailing_shapes()
-    scalars = {**cart.scalars(), "cpu_fast_paths": int(bool(cpu_fast_paths))}
+    shapes = trailing_shapes(cgb=cgb)
+    colour = bool(cgb) and rom.size > CGB_FLAG_OFFSET and bool(rom[CGB_FLAG_OFFSET] & 0x80)
+    scalars = {
+        **cart.scalars(),
+        "cpu_fast_paths": int(bool(cpu_fast_paths)),
+        "cgb_mode": int(colour),
+    }
     shared = {"rom": rom, "rom_code": rom_code_words(rom), "boot": boot}
     for name, var in Machine.vars.items():
         vtype = var.type
@@ -178,11 +192,11 @@ def allocate_machine(
     return m
 
 
-def bytes_per_env(cart: CartConfig) -> int:
+def bytes_per_env(cart: CartConfig, cgb: bool = False) -> int:
     """The bytes one env's state takes (every per-env array of the ``Machine``)."""
     from gbxcule.kernels.state import Machine
 
-    shapes = {**trailing_shapes(), "mem": (row_bytes(cart.cart_ram_bytes),)}
+    shapes = {**trailing_shapes(cgb=cgb), "mem": (row_bytes(cart.cart_ram_bytes),)}
     total = 0
     for name, var in Machine.vars.items():
         if name in SHARED_FIELDS or not hasattr(var.type, "ndim"):

@@ -29,6 +29,19 @@ CART_RAM_OFF = 0x4200  # cart RAM (0xA000-0xBFFF, banked), length from the heade
 MEM_BASE_BYTES = CART_RAM_OFF
 
 
+# A Game Boy Color machine's other banks (``Machine.cgb``, one row per env; a DMG machine's
+# row is one unused byte). The env's ``mem`` row always holds the banks the CPU sees (VBK's
+# VRAM bank, SVBK's WRAM bank at D000): a bank switch exchanges their bytes with this row,
+# so every reader of ``mem`` sees what PyBoy's ``memory[addr]`` gives.
+CGB_VRAM_OTHER_OFF = 0x0000  # the VRAM bank VBK does not select, 8 KiB
+CGB_WRAM_BANKS_OFF = 0x2000  # WRAM banks 1-7 of D000-DFFF, 4 KiB each (the current one stale)
+CGB_WRAM_BANK_SIZE = 0x1000
+CGB_BG_PALETTES_OFF = 0x9000  # 32 little-endian words: BG palettes 0-7, colours 0-3
+CGB_OBJ_PALETTES_OFF = 0x9040  # 32 words: object palettes
+CGB_BYTES = 0x9080
+DMG_CGB_BYTES = 4  # a DMG machine's Machine.cgb row (whole words: the start-state cache)
+
+
 def row_bytes(cart_ram_bytes: int) -> int:
     """Bytes of one env's row for a cartridge with ``cart_ram_bytes`` of RAM."""
     if cart_ram_bytes < 0:

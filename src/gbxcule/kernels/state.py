@@ -39,6 +39,8 @@ import warp as wp
 
 wp.set_module_options({"enable_backward": False})
 
+CGB = False  # True in the CGB variant (kernels/variant.py): env_view keeps Machine.cgb
+
 # Per-env int32 scalars, in column order of ``Machine.i32``, by the unit that owns them
 # (``Unit.name``; a unit may own several sections): its load, save and power-on touch
 # only these (tests/test_savestate_units.py, tests/test_power_on.py).
@@ -293,6 +295,9 @@ class Machine:
     # 1: cpu_step runs the common opcodes through kernels/cpu/cpu_fast.py (the default); 0: every
     # opcode through its general phases. Same results; a knob for timing the two on a GPU.
     cpu_fast_paths: wp.int32
+    # 1: a Colour cartridge on CGB hardware (PyBoy's ``cgb_mode``; kernels/board/cgb.py); the
+    # same for every env, read by the CGB variant only
+    cgb_mode: wp.int32
 
     # ---- IO/timing section --------------------------------------------------
     # Plain register values live in mem's IO page: FF00 P1 (as computed at the last
@@ -315,6 +320,10 @@ class Machine:
     # [N, VIDEO_LOG_WORDS] the VRAM/OAM writes made while the last frame was drawn, so each
     # line can be rendered with VRAM/OAM as PyBoy drew it (kernels/ppu/video_log.py).
     video_log: wp.array2d(dtype=wp.int32)
+    # ---- Game Boy Color ---------------------------------------------------------
+    # [N, CGB_BYTES] the banks the CPU does not see and palette RAM (core/memory_layout.py,
+    # kernels/board/cgb.py); a DMG machine's row is one unused byte
+    cgb: wp.array2d(dtype=wp.uint8)
 
 
 @wp.func
@@ -348,4 +357,7 @@ def env_view(m: Machine, i: int) -> Machine:
     v.line_latch = m.line_latch[i : i + 1]
     v.frame_video = m.frame_video[i : i + 1]
     v.video_log = m.video_log[i : i + 1]
+    v.cgb_mode = m.cgb_mode
+    if wp.static(CGB):
+        v.cgb = m.cgb[i : i + 1]
     return v

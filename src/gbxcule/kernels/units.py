@@ -14,6 +14,7 @@ import warp as wp
 
 from gbxcule.kernels.apu.apu import APU
 from gbxcule.kernels.board.bus import BOARD
+from gbxcule.kernels.board.cgb import CGB_UNIT
 from gbxcule.kernels.board.dma import DMA_UNIT
 from gbxcule.kernels.board.joypad import JOYPAD
 from gbxcule.kernels.board.mbc import CART
@@ -25,7 +26,7 @@ from gbxcule.kernels.state import Machine, Unit
 
 wp.set_module_options({"enable_backward": False})
 
-UNITS: tuple[Unit, ...] = (CPU, BOARD, CART, TIMER, SERIAL, LCD, DMA_UNIT, JOYPAD, APU)
+UNITS: tuple[Unit, ...] = (CPU, BOARD, CART, TIMER, SERIAL, LCD, DMA_UNIT, JOYPAD, APU, CGB_UNIT)
 
 
 def _then(first, second, name: str):

@@ -12,12 +12,13 @@ hash and build stay what they were."""
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
 import warp as wp
 
-__all__ = ["graph_variant"]
+__all__ = ["cgb_variant", "graph_variant"]
 
 
 def graph_variant(
@@ -120,3 +121,10 @@ def _global_names(code: types.CodeType) -> set[str]:
         if isinstance(const, types.CodeType):
             names |= _global_names(const)
     return names
+
+
+@functools.cache
+def cgb_variant(kernel: Any) -> Any:
+    """``kernel`` for Game Boy Color machines: its graph with ``CGB`` True (history/cgb.md),
+    in a module named after the kernel's, built once a kernel."""
+    return graph_variant(kernel, {"CGB": True}, f"{kernel.module.name}.cgb")

@@ -357,6 +357,30 @@ def apu_peek(m: wp.ref[Machine], i: int, r: int, access: int) -> int:
 
 
 @wp.func
+def apu_pcm(m: wp.ref[Machine], i: int, r: int) -> int:
+    """CGB PCM12 (``r`` 0x76) / PCM34 (0x77) as of the last sync: each channel's output as
+    a nibble, 0 while it is off (PyBoy's ``sample()``). A playing channel's output depends
+    on its duty position or LFSR, which are not emulated (audio samples): it reads as its
+    volume (history/cgb.md)."""
+    a = m.apu
+    first = wp.where(r == 0x76, 0, 2)
+    out = 0
+    for k in range(2):
+        level = wp.int64(0)
+        if a[i, col(first + k, ENABLE)] != wp.int64(0):
+            level = a[i, col(first + k, VOLUME)] & wp.int64(0xF)
+        out = out | (int(level) << (4 * k))
+    return out
+
+
+@wp.func(inline=False)
+def apu_pcm_read(m: wp.ref[Machine], i: int, r: int, cycles: wp.int64) -> int:
+    """A CPU read of PCM12/PCM34: the unit synced, then ``apu_pcm``."""
+    access_sync(m, i, cycles)
+    return apu_pcm(m, i, r)
+
+
+@wp.func
 def access_sync(m: wp.ref[Machine], i: int, cycles: wp.int64):
     """The sync of a CPU access. PyBoy also ticks the unit at every slice end (the timer's
     last sync, ``TIM_LAST``, marks it); when the access is the slice's first instruction,

@@ -42,6 +42,8 @@ from gbxcule.kernels.state import (
 
 wp.set_module_options({"enable_backward": False})
 
+CGB = False  # True in the CGB variant (kernels/variant.py)
+
 HRAM_BASE = wp.constant(HRAM_OFF)
 IE_BASE = wp.constant(IE_OFF)
 UNUSABLE_BASE = wp.constant(UNUSABLE_OFF)
@@ -84,7 +86,11 @@ def bus_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
             return 1
         return 0
     if addr < HRAM_LO:
-        io_write(m, i, addr, v)
+        if wp.static(CGB):
+            if io_write(m, i, addr, v) != 0:  # KEY1, HDMA5 (kernels/board/cgb.py)
+                return 1
+        else:
+            io_write(m, i, addr, v)
         if addr < 0xFF4C and addr != 0xFF44:
             return 1
         return 0

@@ -28,7 +28,8 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.core.memory_layout import IO_OFF
-from gbxcule.kernels.apu.apu import apu_io_write, apu_peek, apu_read
+from gbxcule.kernels.apu.apu import apu_io_write, apu_pcm, apu_pcm_read, apu_peek, apu_read
+from gbxcule.kernels.board.cgb import cgb_io_peek, cgb_io_write
 from gbxcule.kernels.board.dma import dma_catch_up, dma_start, oam_read, oam_write
 from gbxcule.kernels.board.ioregs import IF, raise_interrupt, set_reg
 from gbxcule.kernels.board.joypad import p1_write
@@ -53,6 +54,8 @@ from gbxcule.kernels.state import ACCESS_OFFSET, CYCLES, LCD_STAT_OVERRIDE, Mach
 
 wp.set_module_options({"enable_backward": False})
 
+CGB = False  # True in the CGB variant (kernels/variant.py): FF4C-FF7F are kernels/board/cgb.py's
+
 __all__ = [
     "dma_catch_up",
     "io_peek",
@@ -70,6 +73,11 @@ def io_peek(m: wp.ref[Machine], i: int, addr: int) -> int:
     value = int(m.mem[i, IO_OFF + r])  # P1, SB, SC, TMA, LCD registers, HRAM, IE
     if r == 0x03 or (r >= 0x08 and r <= 0x0E) or (r >= 0x4C and r < 0x80):
         value = 0xFF
+    if wp.static(CGB):
+        if r >= 0x4C and r < 0x80:
+            value = cgb_io_peek(m, i, r)
+        if r == 0x76 or r == 0x77:
+            value = apu_pcm(m, i, r)
     if r >= 0x10 and r < 0x40:
         value = apu_peek(m, i, r - 0x10, 0)
     if r == 0x04:
@@ -99,14 +107,22 @@ def io_read(m: wp.ref[Machine], i: int, addr: int) -> int:
         return stat_read(m, i)
     if r >= 0x10 and r < 0x40:
         return apu_read(m, i, r - 0x10, cycles)
+    if wp.static(CGB):
+        if r == 0x76 or r == 0x77:
+            return apu_pcm_read(m, i, r, cycles)
     return io_peek(m, i, addr)
 
 
 @wp.func
-def io_write(m: wp.ref[Machine], i: int, addr: int, value: int):
+def io_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
+    """The write's side effects; returns 1 where the CGB variant's registers end PyBoy's
+    slice (the bus decides for the rest)."""
     r = addr - 0xFF00
     v = value & 0xFF
     cycles = m.i64[i, CYCLES]
+    if wp.static(CGB):
+        if r >= 0x4C:
+            return cgb_io_write(m, i, r, v)
     if r == 0x00:
         p1_write(m, i, v)
     if r == 0x01 or r == 0x02:
@@ -142,3 +158,4 @@ def io_write(m: wp.ref[Machine], i: int, addr: int, value: int):
             dma_start(m, i, v)
         if r == 0x42 or r == 0x43 or (r >= 0x47 and r <= 0x4B):
             set_reg(m, i, r, v)  # SCY, SCX, BGP, OBP0, OBP1, WY, WX
+    return 0

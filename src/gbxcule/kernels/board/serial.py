@@ -40,6 +40,8 @@ from gbxcule.kernels.state import (
 
 wp.set_module_options({"enable_backward": False})
 
+CGB = False  # True in the CGB variant (kernels/variant.py)
+
 SERIAL_CAP = 1024  # default bytes of output kept per env (a ring; serial_len counts all)
 TRANSFER_CYCLES = wp.constant(wp.int64(8 * 128))
 
@@ -81,6 +83,9 @@ def sc_write(m: wp.ref[Machine], i: int, value: int):
     i32 = m.i32
     i64 = m.i64
     sc = (value | 0x7E) & 0xFF
+    if wp.static(CGB):  # a Colour cartridge on CGB hardware keeps bit 1 (it does nothing)
+        if m.cgb_mode != 0:
+            sc = (value | 0x7C) & 0xFF
     set_reg(m, i, SC, sc)
     if (sc & 1) != 0:
         i32[i, SER_ACTIVE] = (sc >> 7) & 1
@@ -149,11 +154,15 @@ def serial_bytes(buf, length: int) -> bytes:
 
 @wp.func
 def serial_power_on(m: wp.ref[Machine], i: int):
-    """PyBoy's ``Serial(cgb_mode=False)``: SB $FF, SC $7E, no transfer scheduled."""
+    """PyBoy's ``Serial(cgb_mode)``: SB $FF, SC $7E ($7C for a Colour cartridge on CGB
+    hardware), no transfer scheduled."""
     i32 = m.i32
     i64 = m.i64
     set_reg(m, i, SB, 0xFF)
     set_reg(m, i, SC, 0x7E)
+    if wp.static(CGB):
+        if m.cgb_mode != 0:
+            set_reg(m, i, SC, 0x7C)
     i64[i, SER_LAST] = wp.int64(0)
     i64[i, SER_TARGET] = NEVER
     i64[i, SER_TO_IRQ] = wp.int64(0)

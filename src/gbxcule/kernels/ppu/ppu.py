@@ -91,10 +91,15 @@ from gbxcule.kernels.state import (
 
 wp.set_module_options({"enable_backward": False})
 
+# True in the CGB variant (kernels/variant.py): PyBoy's CGB-hardware timing (history/cgb.md)
+CGB = False
+KEY0_REG = wp.constant(0x4C)  # non-zero: a DMG cartridge's LCD downgraded (kernels/board/cgb.py)
+
 # What the next transition does besides a plain mode change (PyBoy's stat_transition).
 TRANS_NONE = wp.constant(0)
 TRANS_ADVANCE_LY = wp.constant(1)  # LY += 1, mode 2 follows 4 cycles later
 TRANS_START_MODE2 = wp.constant(2)
+TRANS_VBLANK_PRETRIGGERED = wp.constant(3)  # CGB: the VBlank STAT interrupt raised 4 early
 
 MODE2_CYCLES = wp.constant(80)
 MODE3_CYCLES = wp.constant(172)
@@ -204,6 +209,9 @@ def lcdc_write(m: wp.ref[Machine], i: int, value: int) -> int:
     i32 = m.i32
     i64 = m.i64
     was_on = (reg(m, i, LCDC) & 0x80) != 0
+    if wp.static(CGB):  # the window's Y condition resets when it is disabled (not downgraded)
+        if reg(m, i, KEY0_REG) == 0 and (reg(m, i, LCDC) & 0x20) != 0 and (value & 0x20) == 0:
+            i32[i, WIN_ACTIVE] = 0
     set_reg(m, i, LCDC, value)
     now_on = (value & 0x80) != 0
     if was_on and not now_on:
@@ -217,7 +225,10 @@ def lcdc_write(m: wp.ref[Machine], i: int, value: int) -> int:
         i32[i, LCD_FIRST_FRAME] = 1
         i32[i, LCD_RESET] = 1
         if i32[i, LCD_LYC_DIRTY] != 0:
-            i32[i, LCD_STAT_OVERRIDE] = 1
+            override = 1
+            if wp.static(CGB):
+                override = wp.where(reg(m, i, KEY0_REG) == 0, 0, 1)
+            i32[i, LCD_STAT_OVERRIDE] = override
             i32[i, LCD_LYC_DIRTY] = 0
         if (reg(m, i, STAT) & 0x40) != 0:
             return stat_update_lyc(m, i)
@@ -329,14 +340,17 @@ def sprite_penalty(m: wp.ref[Machine], i: int, ly: int) -> int:
         return -4  # only off-screen objects: one machine cycle shorter
     if count == 0:
         return 0
+    if wp.static(CGB):
+        return (wp.max(0, penalty - 7) + 3) // 4 * 4
     return wp.max(0, penalty - 7)
 
 
 @wp.func
 def mode3_adjustment(m: wp.ref[Machine], i: int, ly: int) -> int:
     adjustment = sprite_penalty(m, i, ly)
-    if m.i32[i, LCD_FIRST_FRAME] == 0:
-        adjustment += ((reg(m, i, SCX) & 7) + 3) // 4 * 4
+    if not wp.static(CGB):  # no SCX penalty on CGB hardware
+        if m.i32[i, LCD_FIRST_FRAME] == 0:
+            adjustment += ((reg(m, i, SCX) & 7) + 3) // 4 * 4
     return adjustment
 
 
@@ -407,6 +421,10 @@ def lcd_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
     clock = i64[i, LCD_CLOCK] + delta
     i64[i, LCD_CLOCK] = clock
     target = i64[i, LCD_TARGET]
+    if wp.static(CGB):
+        if vblank_stat_due(m, i) != 0 and clock >= target - wp.int64(4):
+            i32[i, LCD_TRANSITION] = TRANS_VBLANK_PRETRIGGERED
+            irq = INT_STAT
     if clock >= target:
         on = (reg(m, i, LCDC) & 0x80) != 0
         ly = reg(m, i, LY)
@@ -464,8 +482,23 @@ def lcd_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
         else:
             irq = irq | mode_transition(m, i, target)
     i64[i, LCD_TO_IRQ] = i64[i, LCD_TARGET] - i64[i, LCD_CLOCK]
+    if wp.static(CGB):
+        if vblank_stat_due(m, i) != 0:
+            i64[i, LCD_TO_IRQ] = i64[i, LCD_TO_IRQ] - wp.int64(4)
     i64[i, LCD_TO_FRAME] = FRAME_T - i64[i, LCD_CLOCK]
     return irq
+
+
+@wp.func
+def vblank_stat_due(m: wp.ref[Machine], i: int) -> int:
+    """CGB hardware raises the VBlank STAT interrupt 4 dots before mode 1 (PyBoy's
+    ``_should_pretrigger_vblank_stat``): line 143's mode 0 with mode 1 next, STAT bit 5
+    set, the STAT line low."""
+    if (reg(m, i, LCDC) & 0x80) == 0 or reg(m, i, LY) != 143 or lcd_mode(m, i) != 0:
+        return 0
+    if m.i32[i, LCD_NEXT_MODE] != 1 or (reg(m, i, STAT) & 0x20) == 0:
+        return 0
+    return wp.where(m.i32[i, LCD_IRQ_LINE] == 0, 1, 0)
 
 
 @wp.func(inline=False)
@@ -480,6 +513,10 @@ def mode_transition(m: wp.ref[Machine], i: int, target: wp.int64) -> int:
     """Enter ``lcd_next_mode`` and schedule the one after it."""
     i32 = m.i32
     i64 = m.i64
+    pretriggered = 0
+    if wp.static(CGB):
+        if i32[i, LCD_TRANSITION] == TRANS_VBLANK_PRETRIGGERED:
+            pretriggered = 1
     irq = stat_set_mode(m, i, i32[i, LCD_NEXT_MODE])
     mode = lcd_mode(m, i)
     ly = reg(m, i, LY)
@@ -495,11 +532,18 @@ def mode_transition(m: wp.ref[Machine], i: int, target: wp.int64) -> int:
     if mode == 3:
         adjustment = mode3_adjustment(m, i, ly)
         i32[i, LCD_M3_ADJUST] = adjustment
-        i64[i, LCD_TARGET] = target + wp.int64(MODE3_CYCLES + adjustment)
+        mode3 = MODE3_CYCLES
+        if wp.static(CGB):
+            if i32[i, LCD_FIRST_FRAME] == 0:
+                mode3 = MODE3_CYCLES - 2
+        i64[i, LCD_TARGET] = target + wp.int64(mode3 + adjustment)
         i32[i, LCD_NEXT_MODE] = 0
     if mode == 0:
         hblank = HBLANK_CYCLES - i32[i, LCD_M3_ADJUST]
-        if ly < 143:
+        if wp.static(CGB) and i32[i, LCD_FIRST_FRAME] == 0:
+            hblank += 6  # 206 dots, then mode 2 (LY counts there) or mode 1
+            i32[i, LCD_NEXT_MODE] = wp.where(ly < 143, 2, 1)
+        elif ly < 143:
             i32[i, LCD_NEXT_MODE] = 2
             i32[i, LCD_TRANSITION] = TRANS_ADVANCE_LY
         else:
@@ -515,7 +559,7 @@ def mode_transition(m: wp.ref[Machine], i: int, target: wp.int64) -> int:
         set_reg(m, i, LY, ly)
         irq = irq | stat_update_lyc(m, i)
         if ly == 144:
-            if (reg(m, i, STAT) & 0x20) != 0 and i32[i, LCD_IRQ_LINE] == 0:
+            if (reg(m, i, STAT) & 0x20) != 0 and i32[i, LCD_IRQ_LINE] == 0 and pretriggered == 0:
                 irq = irq | INT_STAT
             irq = irq | INT_VBLANK
             i32[i, WIN_ACTIVE] = 0

@@ -1,0 +1,231 @@
+"""Game Boy Color registers and banks (FF4C-FF7F), as PyBoy 2.8.1's motherboard and LCD
+keep them (``history/cgb.md``). Compiled into the CGB variant only: ``CGB`` is False here,
+and ``kernels/variant.graph_variant(kernel, {"CGB": True}, ...)`` builds a kernel whose
+functions see it True, so a DMG kernel never carries any of this.
+
+State: the registers in the IO page's backing bytes (which a DMG kernel reads as $FF and
+never writes): KEY0, KEY1, VBK, HDMA1-5, BCPS, OCPS, OPRI, SVBK, FF72-FF75; palette RAM
+and the banks the CPU does not see in ``Machine.cgb`` (``core/memory_layout.py``). A bank
+switch exchanges bytes between ``mem`` and ``Machine.cgb``, so ``mem`` always holds the
+VRAM bank VBK selects and the WRAM bank SVBK selects at D000.
+
+PyBoy gates each register on the hardware (``cgb``: always, in this variant) or on a
+Colour cartridge as well (``cgb_mode``: ``Machine.cgb_mode``); the table in
+``history/cgb.md`` lists which. Not emulated yet: HDMA transfers (FF51-FF55 are stored,
+FF55 reads $FF), PCM12/PCM34 (audio samples), STOP's speed switch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import warp as wp
+
+from gbxcule.core.memory_layout import (
+    CGB_BG_PALETTES_OFF,
+    CGB_OBJ_PALETTES_OFF,
+    CGB_VRAM_OTHER_OFF,
+    CGB_WRAM_BANK_SIZE,
+    CGB_WRAM_BANKS_OFF,
+    DMG_CGB_BYTES,
+    IO_OFF,
+    VRAM_OFF,
+    VRAM_SIZE,
+    WRAM_OFF,
+)
+from gbxcule.kernels.state import BOOT_ON, Machine, Unit
+
+wp.set_module_options({"enable_backward": False})
+
+CGB = False  # True in the CGB variant (kernels/variant.py)
+
+KEY0 = wp.constant(0x4C)
+KEY1 = wp.constant(0x4D)
+VBK = wp.constant(0x4F)
+HDMA5 = wp.constant(0x55)
+BCPS = wp.constant(0x68)
+BCPD = wp.constant(0x69)
+OCPS = wp.constant(0x6A)
+OCPD = wp.constant(0x6B)
+OPRI = wp.constant(0x6C)
+SVBK = wp.constant(0x70)
+
+IO_BASE = wp.constant(IO_OFF)
+VRAM_BASE = wp.constant(VRAM_OFF)
+VRAM_BYTES = wp.constant(VRAM_SIZE)
+WRAM_D000 = wp.constant(WRAM_OFF + 0x1000)
+OTHER_VRAM = wp.constant(CGB_VRAM_OTHER_OFF)
+WRAM_BANKS = wp.constant(CGB_WRAM_BANKS_OFF)
+WRAM_BANK = wp.constant(CGB_WRAM_BANK_SIZE)
+BG_PALETTES = wp.constant(CGB_BG_PALETTES_OFF)
+OBJ_PALETTES = wp.constant(CGB_OBJ_PALETTES_OFF)
+
+# every palette at power-on (PyBoy's LCD constructor; its boot ROM writes none)
+POWER_ON_PALETTE = (0x1CE7, 0x1E19, 0x7E31, 0x217B)
+PAL0 = wp.constant(POWER_ON_PALETTE[0])
+PAL1 = wp.constant(POWER_ON_PALETTE[1])
+PAL2 = wp.constant(POWER_ON_PALETTE[2])
+PAL3 = wp.constant(POWER_ON_PALETTE[3])
+
+
+@wp.func
+def io_byte(m: wp.ref[Machine], i: int, r: int) -> int:
+    return int(m.mem[i, IO_BASE + r])
+
+
+@wp.func
+def set_io_byte(m: wp.ref[Machine], i: int, r: int, v: int):
+    m.mem[i, IO_BASE + r] = wp.uint8(v & 0xFF)
+
+
+@wp.func
+def wram_bank(select: int) -> int:
+    """The WRAM bank at D000 for an SVBK value (0 selects 1)."""
+    return wp.max(select & 7, 1)
+
+
+@wp.func(inline=False)
+def swap_vram_banks(m: wp.ref[Machine], i: int):
+    """VBK changed: the other bank's bytes into ``mem``, these into ``Machine.cgb``."""
+    mem = m.mem
+    banks = m.cgb
+    for k in range(VRAM_BYTES):
+        seen = mem[i, VRAM_BASE + k]
+        mem[i, VRAM_BASE + k] = banks[i, OTHER_VRAM + k]
+        banks[i, OTHER_VRAM + k] = seen
+
+
+@wp.func(inline=False)
+def switch_wram_bank(m: wp.ref[Machine], i: int, old: int, new: int):
+    """D000-DFFF from bank ``old`` to bank ``new`` (1-7): park one, fetch the other."""
+    if old == new:
+        return
+    mem = m.mem
+    banks = m.cgb
+    parked = WRAM_BANKS + (old - 1) * WRAM_BANK
+    fetched = WRAM_BANKS + (new - 1) * WRAM_BANK
+    for k in range(WRAM_BANK):
+        banks[i, parked + k] = mem[i, WRAM_D000 + k]
+        mem[i, WRAM_D000 + k] = banks[i, fetched + k]
+
+
+@wp.func
+def palette_byte(m: wp.ref[Machine], i: int, base: int, index_reg: int) -> int:
+    """The palette RAM byte the index register ``index_reg`` points at."""
+    ps = io_byte(m, i, index_reg)
+    return int(m.cgb[i, base + (ps & 0x3F)])
+
+
+@wp.func
+def palette_write(m: wp.ref[Machine], i: int, base: int, index_reg: int, v: int):
+    """PyBoy's ``PaletteColorRegister.set``: the byte, then the index's auto-increment
+    (``$80 | value + 1`` in 8 bits, so from $BF the stored index reads $C0)."""
+    ps = io_byte(m, i, index_reg)
+    m.cgb[i, base + (ps & 0x3F)] = wp.uint8(v & 0xFF)
+    if ps & 0x80 != 0:
+        set_io_byte(m, i, index_reg, 0x80 | ((ps + 1) & 0xFF))
+
+
+@wp.func
+def cgb_io_peek(m: wp.ref[Machine], i: int, r: int) -> int:
+    """What the CPU reads at ``0xFF00 + r`` (``r`` 0x4C-0x7F) on CGB hardware."""
+    colour = m.cgb_mode != 0  # a Colour cartridge (PyBoy's cgb_mode)
+    value = 0xFF
+    if r == KEY0 and colour:
+        value = io_byte(m, i, KEY0) | 0xFB
+    elif r == KEY1 and colour:
+        value = io_byte(m, i, KEY1)
+    elif r == VBK:
+        value = io_byte(m, i, VBK) | 0xFE
+    elif r == HDMA5 and colour:
+        value = io_byte(m, i, HDMA5)
+    elif r == BCPS or r == OCPS:
+        value = io_byte(m, i, r) | 0x40
+    elif r == BCPD and colour:
+        value = palette_byte(m, i, BG_PALETTES, BCPS)
+    elif r == OCPD and colour:
+        value = palette_byte(m, i, OBJ_PALETTES, OCPS)
+    elif r == OPRI and colour:
+        value = io_byte(m, i, OPRI) | 0xFE
+    elif r == SVBK and colour:
+        value = io_byte(m, i, SVBK) | 0xF8
+    elif r == 0x72 or r == 0x73 or r == 0x75 or (r == 0x74 and colour):
+        value = io_byte(m, i, r)
+    return value
+
+
+@wp.func
+def cgb_io_write(m: wp.ref[Machine], i: int, r: int, v: int) -> int:
+    """A CPU write to ``0xFF00 + r`` (``r`` 0x4C-0x7F) on CGB hardware; returns 1 where
+    PyBoy ends the slice (KEY1, HDMA5)."""
+    colour = m.cgb_mode != 0
+    bail = 0
+    if r == KEY0:
+        if m.i32[i, BOOT_ON] != 0:
+            set_io_byte(m, i, KEY0, v & 0x04)
+    elif r == KEY1:
+        set_io_byte(m, i, KEY1, v)
+        bail = 1
+    elif r == VBK:
+        if (v & 1) != io_byte(m, i, VBK):
+            swap_vram_banks(m, i)
+        set_io_byte(m, i, VBK, v & 1)
+    elif r >= 0x51 and r <= 0x55:
+        if colour:  # stored; the transfers are not emulated yet (history/cgb.md)
+            set_io_byte(m, i, r, v)
+            if r == HDMA5:
+                bail = 1
+    elif r == BCPS or r == OCPS:
+        set_io_byte(m, i, r, v)
+    elif r == BCPD:
+        palette_write(m, i, BG_PALETTES, BCPS, v)
+    elif r == OCPD:
+        if colour:
+            palette_write(m, i, OBJ_PALETTES, OCPS, v)
+    elif r == OPRI:
+        if colour:
+            set_io_byte(m, i, OPRI, v & 1)
+    elif r == SVBK:
+        if colour:
+            switch_wram_bank(m, i, wram_bank(io_byte(m, i, SVBK)), wram_bank(v))
+            set_io_byte(m, i, SVBK, v & 7)
+    elif r == 0x72 or r == 0x73 or (r == 0x74 and colour):
+        set_io_byte(m, i, r, v)
+    elif r == 0x75:
+        set_io_byte(m, i, r, v | 0x8F)
+    return bail
+
+
+@wp.func
+def cgb_power_on(m: wp.ref[Machine], i: int):
+    """PyBoy's CGB hardware at power-on: every palette ``POWER_ON_PALETTE``, OPRI $FF,
+    HDMA5 $FF (the rest of its registers and banks 0)."""
+    if wp.static(CGB):
+        for side in range(2):
+            for n in range(32):
+                word = PAL0
+                if n % 4 == 1:
+                    word = PAL1
+                elif n % 4 == 2:
+                    word = PAL2
+                elif n % 4 == 3:
+                    word = PAL3
+                at = BG_PALETTES + side * (OBJ_PALETTES - BG_PALETTES) + 2 * n
+                m.cgb[i, at] = wp.uint8(word & 0xFF)
+                m.cgb[i, at + 1] = wp.uint8(word >> 8)
+        set_io_byte(m, i, OPRI, 0xFF)
+        set_io_byte(m, i, HDMA5, 0xFF)
+
+
+def palettes_of(row: np.ndarray, base: int) -> np.ndarray:
+    """The 32 palette words at ``base`` of a host ``Machine.cgb`` row (uint16)."""
+    return row[base : base + 64].view("<u2").copy()
+
+
+CGB_UNIT = Unit(
+    "cgb",
+    cgb_power_on,
+    load=lambda state, st, cart: None,  # a CGB state is refused before it gets here
+    save=lambda st, cart, layout: {},
+    unsaved=frozenset({"cgb"}),  # a DMG machine's row: in no DMG state
+    arrays={"cgb": (DMG_CGB_BYTES,)},  # a CGB machine's row is CGB_BYTES: backends/warp_base.py
+)

@@ -1,0 +1,164 @@
+"""Lockstep of our CGB variant (kernels/variant.py, ``CGB`` True) with PyBoy 2.8.1's Game Boy
+Color mode (``cgb=True``), from power-on through PyBoy's own CGB boot ROM.
+
+Both sides run whole frames (PyBoy's ``tick()``; our step kernel, one frame a launch) and
+are compared after each: the CPU's registers and cycle count (from PyBoy's save state's CPU
+block), the IO page and HRAM as the CPU reads them, WRAM C000-CFFF and every bank at D000,
+both VRAM banks, and every palette byte.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import numpy as np
+import warp as wp
+
+from gbxcule.asm.bootrom import pyboy_boot_rom_bytes
+from gbxcule.backends.warp_base import allocate_machine, cart_config, field_view
+from gbxcule.core.memory_layout import (
+    CGB_BG_PALETTES_OFF,
+    CGB_OBJ_PALETTES_OFF,
+    CGB_VRAM_OTHER_OFF,
+    CGB_WRAM_BANK_SIZE,
+    CGB_WRAM_BANKS_OFF,
+    IO_OFF,
+)
+
+REGS = ("a", "f", "b", "c", "d", "e", "h", "l", "sp", "pc", "cycles")
+
+
+def pyboy_cgb(rom: bytes):
+    """PyBoy in Game Boy Color mode with its own CGB boot ROM, sound on."""
+    from pyboy import PyBoy
+
+    return PyBoy(io.BytesIO(rom), window="null", cgb=True, sound_emulated=True)
+
+
+def _kernels():
+    from gbxcule.kernels.debug_access import peek
+    from gbxcule.kernels.step.reset import power_on
+    from gbxcule.kernels.step.step import step_kernel
+    from gbxcule.kernels.variant import cgb_variant
+
+    return cgb_variant(power_on), cgb_variant(step_kernel), cgb_variant(peek)
+
+
+def cgb_machine(rom: bytes):
+    """One CGB env at power-on, the CGB boot ROM mapped."""
+    power_on, _, _ = _kernels()
+    _, cart = cart_config(rom)
+    m = allocate_machine(
+        1,
+        rom=np.frombuffer(rom, np.uint8),
+        boot=np.frombuffer(pyboy_boot_rom_bytes(cgb=True), np.uint8),
+        cart=cart,
+        device="cpu",
+        cgb=True,
+    )
+    wp.launch(power_on, dim=1, inputs=[m], device="cpu")
+    return m
+
+
+def cgb_frame(m) -> None:
+    _, step, _ = _kernels()
+    buttons = wp.zeros(1, dtype=wp.int32, device="cpu")
+    wp.launch(step, dim=1, inputs=[m, buttons, 1, 1, 0, -1], device="cpu")
+
+
+def peek(m, lo: int, hi: int) -> np.ndarray:
+    _, _, peek_kernel = _kernels()
+    out = wp.zeros(hi - lo, dtype=wp.uint8, device="cpu")
+    wp.launch(peek_kernel, dim=1, inputs=[m, 0, lo, out], device="cpu")
+    return out.numpy()
+
+
+def pyboy_regs(pyboy) -> dict[str, int]:
+    """The CPU block of PyBoy's v29 CGB save state (after its 6 header and 10 HDMA bytes)."""
+    buf = io.BytesIO()
+    pyboy.save_state(buf)
+    data = buf.getvalue()
+    at = 6 + (10 if data[5] else 0)
+    a, f, b, c, d, e = data[at : at + 6]
+    hl, sp, pc = struct.unpack("<HHH", data[at + 6 : at + 12])
+    (cycles,) = struct.unpack("<Q", data[at + 19 : at + 27])
+    return dict(a=a, f=f, b=b, c=c, d=d, e=e, h=hl >> 8, l=hl & 0xFF, sp=sp, pc=pc, cycles=cycles)
+
+
+def _our_banks(m) -> dict[str, np.ndarray]:
+    """Each bank as PyBoy keeps it: the one selected is in ``mem``, the rest in ``cgb``."""
+    row = m.cgb.numpy()[0]
+    raw_io = m.mem.numpy()[0, IO_OFF : IO_OFF + 0x80]  # the registers as stored (a DMG
+    vbk = int(raw_io[0x4F]) & 1  # cartridge reads SVBK as $FF)
+    svbk = max(int(raw_io[0x70]) & 7, 1)
+    seen_vram = peek(m, 0x8000, 0xA000)
+    other = row[CGB_VRAM_OTHER_OFF : CGB_VRAM_OTHER_OFF + 0x2000]
+    out = {f"vram{vbk}": seen_vram, f"vram{1 - vbk}": other}
+    for bank in range(1, 8):
+        at = CGB_WRAM_BANKS_OFF + (bank - 1) * CGB_WRAM_BANK_SIZE
+        out[f"wram{bank}"] = row[at : at + CGB_WRAM_BANK_SIZE]
+    out[f"wram{svbk}"] = peek(m, 0xD000, 0xE000)
+    out["bg palettes"] = row[CGB_BG_PALETTES_OFF : CGB_BG_PALETTES_OFF + 64]
+    out["obj palettes"] = row[CGB_OBJ_PALETTES_OFF : CGB_OBJ_PALETTES_OFF + 64]
+    return out
+
+
+def _banked(pyboy, bank: int, lo: int, hi: int) -> np.ndarray:
+    """``memory[bank, lo:hi]`` (PyBoy refuses a slice that ends at 0xA000: its last byte
+    alone)."""
+    mem = pyboy.memory
+    return np.asarray([*mem[bank, lo : hi - 1], mem[bank, hi - 1]], np.uint8)
+
+
+def _pyboy_banks(pyboy) -> dict[str, np.ndarray]:
+    out = {f"vram{b}": _banked(pyboy, b, 0x8000, 0xA000) for b in (0, 1)}
+    for bank in range(1, 8):  # memory[b, 0xC000 + k] is the 32 KiB array's byte b*0x1000 + k
+        out[f"wram{bank}"] = _banked(pyboy, bank, 0xC000, 0xD000)
+    return out
+
+
+def diff(pyboy, m, palettes: dict[str, np.ndarray] | None = None) -> list[str]:
+    """Every difference between PyBoy and our env (empty when they agree)."""
+    out = []
+    ref = pyboy_regs(pyboy)
+    for k in REGS:
+        got = int(field_view(m, k).numpy()[0])
+        if ref[k] != got:
+            out.append(f"{k}: pyboy {ref[k]:#x} ours {got:#x}")
+    regions = {"wram0": (0xC000, 0xD000), "io": (0xFF00, 0xFF80), "hram": (0xFF80, 0x10000)}
+    ours = _our_banks(m)
+    theirs = _pyboy_banks(pyboy)
+    for name, (lo, hi) in regions.items():
+        theirs[name] = np.asarray(pyboy.memory[lo:hi], np.uint8)
+        ours[name] = peek(m, lo, hi)
+    if palettes is not None:
+        theirs.update(palettes)
+    # PCM12/PCM34 of a playing channel follow its duty position or LFSR, which are not
+    # emulated (audio samples): kernels/apu/apu.py, apu_pcm
+    theirs["io"][0x76:0x78] = ours["io"][0x76:0x78]
+    for name, want in theirs.items():
+        got = ours[name]
+        bad = np.nonzero(want != got)[0]
+        for k in bad[:6]:
+            out.append(f"{name} +{k:04X}: pyboy {want[k]:02X} ours {got[k]:02X}")
+        if len(bad) > 6:
+            out.append(f"{name}: {len(bad)} bytes differ")
+    return out
+
+
+def lockstep(rom: bytes, frames: int) -> tuple[int, list[str]]:
+    """Both sides ``frames`` frames from power-on; (-1, []) when they agree after every
+    frame, else the first frame that differs and how."""
+    pyboy = pyboy_cgb(rom)
+    m = cgb_machine(rom)
+    try:
+        for f in range(frames):
+            pyboy.tick(1, False)
+            cgb_frame(m)
+            problems = diff(pyboy, m)
+            if problems:
+                return f + 1, problems
+    finally:
+        pyboy.stop(save=False)
+    return -1, []
