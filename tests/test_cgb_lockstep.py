@@ -17,7 +17,7 @@ import pytest
 from gbxcule.asm import build_rom
 
 from .support import emu_timing_programs as timing
-from .support.cgb_support import lockstep
+from .support.cgb_support import SHAPES, lockstep
 
 pytestmark = pytest.mark.l3
 
@@ -83,9 +83,98 @@ def _register_program() -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("flag", [0x80, 0x00], ids=["colour cartridge", "dmg cartridge"])
-def test_every_cgb_register_and_bank(flag):
-    step, problems = lockstep(build_rom(_register_program(), cgb_flag=flag), 70)
+def test_every_cgb_register_and_bank(flag, shape):
+    step, problems = lockstep(build_rom(_register_program(), cgb_flag=flag), 70, shape)
+    assert step < 0, f"frame {step}:\n  " + "\n  ".join(problems)
+
+
+def _hdma_program() -> str:
+    """General-purpose and HBlank HDMA: copies to both VRAM banks from WRAM and ROM, an
+    HBlank transfer polled to its end (how many polls: its timing), one stopped, one
+    relengthened, one started with the LCD off, one across a HALT; each VRAM byte read
+    back into the log."""
+    lines = ['SECTION "main", ROM0[$0150]', "Main:"]
+
+    def w(reg: int, value: int) -> None:
+        lines.append(f"    ld a, ${value & 0xFF:02X}\n    ldh [${reg:02X}], a")
+
+    def log(reg: int) -> None:
+        lines.append(f"    ldh a, [${reg:02X}]\n    ld [hl+], a")
+
+    def log_bytes(addr: int, n: int) -> None:
+        for k in range(n):
+            lines.append(f"    ld a, [${addr + k:04X}]\n    ld [hl+], a")
+
+    def source(addr: int, dst: int) -> None:
+        w(0x51, addr >> 8)
+        w(0x52, addr & 0xFF)
+        w(0x53, dst >> 8)
+        w(0x54, dst & 0xFF)
+
+    def poll(label: str) -> None:  # polls FF55 until $FF, counting the polls in BC
+        lines.append(
+            f"    ld bc, 0\n{label}:\n    inc bc\n    ldh a, [$55]\n    cp $FF\n"
+            f"    jr nz, {label}\n    ld a, b\n    ld [hl+], a\n    ld a, c\n    ld [hl+], a"
+        )
+        log(0x44)
+
+    lines.append("    ld hl, $C100\n    ld b, 0\n.fill:\n    ld a, b\n    xor $5A\n"
+                 "    ld [hl+], a\n    inc b\n    jr nz, .fill")  # fmt: skip
+    lines.append("    ld hl, $C800")  # the log
+    source(0xC100, 0x8000)
+    w(0x55, 0x03)  # general purpose, 4 blocks
+    log(0x55)
+    log_bytes(0x8000, 8)
+    log_bytes(0x803C, 4)
+    w(0x4F, 1)
+    source(0x0200, 0x9000)  # from ROM, to bank 1
+    w(0x55, 0x01)
+    log_bytes(0x9000, 8)
+    w(0x4F, 0)
+    source(0xC180, 0x8800)
+    w(0x55, 0x87)  # HBlank, 8 blocks
+    log(0x55)
+    poll(".p1")
+    log_bytes(0x8800, 4)
+    log_bytes(0x887C, 4)
+    source(0xC100, 0x8A00)
+    w(0x55, 0x9F)
+    lines.append("    ld b, 40\n.d1:\n    dec b\n    jr nz, .d1")
+    log(0x55)
+    w(0x55, 0x00)  # stop it
+    log(0x55)
+    log(0x51)
+    w(0x55, 0x83)  # a new one: 4 blocks from where it stopped
+    w(0x55, 0x81)  # relengthened while it runs: 2 more
+    log(0x55)
+    poll(".p2")
+    log_bytes(0x8A00, 4)
+    lines.append(".vb:\n    ldh a, [$44]\n    cp 145\n    jr nz, .vb")
+    w(0x40, 0x11)  # LCD off in VBlank
+    source(0xC140, 0x8C00)
+    w(0x55, 0x82)  # HBlank with the LCD off: one block at once
+    log(0x55)
+    log_bytes(0x8C00, 4)
+    w(0x40, 0x91)
+    poll(".p3")
+    log_bytes(0x8C20, 4)
+    source(0xC1C0, 0x8E00)
+    w(0xFF, 0x01)  # IE: VBlank; IME stays off, HALT wakes on it
+    w(0x0F, 0x00)
+    w(0x55, 0x85)
+    lines.append("    halt\n    nop")
+    log(0x55)
+    poll(".p4")
+    log_bytes(0x8E50, 4)
+    lines.append(".halt:\n    jr .halt")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_hdma_general_purpose_and_hblank(shape):
+    step, problems = lockstep(build_rom(_hdma_program(), cgb_flag=0x80), 80, shape)
     assert step < 0, f"frame {step}:\n  " + "\n  ".join(problems)
 
 
@@ -98,8 +187,9 @@ TIMING = {
 }
 
 
+@pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("name", sorted(TIMING))
-def test_timing_programs_on_cgb_hardware(name):
+def test_timing_programs_on_cgb_hardware(name, shape):
     rom = build_rom(timing.FRAME + TIMING[name], cgb_flag=0x80)
-    step, problems = lockstep(rom, 110)
+    step, problems = lockstep(rom, 110, shape)
     assert step < 0, f"frame {step}:\n  " + "\n  ".join(problems)

@@ -36,13 +36,18 @@ def pyboy_cgb(rom: bytes):
     return PyBoy(io.BytesIO(rom), window="null", cgb=True, sound_emulated=True)
 
 
-def _kernels():
+SHAPES = ("plain", "cpu")  # the step kernel: the plain one, or the CPU backends' dispatch
+
+
+def _kernels(shape: str = "plain"):
     from gbxcule.kernels.debug_access import peek
     from gbxcule.kernels.step.reset import power_on
     from gbxcule.kernels.step.step import step_kernel
+    from gbxcule.kernels.step.step_cpu import step_kernel as step_cpu_kernel
     from gbxcule.kernels.variant import cgb_variant
 
-    return cgb_variant(power_on), cgb_variant(step_kernel), cgb_variant(peek)
+    step = step_kernel if shape == "plain" else step_cpu_kernel
+    return cgb_variant(power_on), cgb_variant(step), cgb_variant(peek)
 
 
 def cgb_machine(rom: bytes):
@@ -61,8 +66,8 @@ def cgb_machine(rom: bytes):
     return m
 
 
-def cgb_frame(m) -> None:
-    _, step, _ = _kernels()
+def cgb_frame(m, shape: str = "plain") -> None:
+    _, step, _ = _kernels(shape)
     buttons = wp.zeros(1, dtype=wp.int32, device="cpu")
     wp.launch(step, dim=1, inputs=[m, buttons, 1, 1, 0, -1], device="cpu")
 
@@ -147,15 +152,15 @@ def diff(pyboy, m, palettes: dict[str, np.ndarray] | None = None) -> list[str]:
     return out
 
 
-def lockstep(rom: bytes, frames: int) -> tuple[int, list[str]]:
-    """Both sides ``frames`` frames from power-on; (-1, []) when they agree after every
-    frame, else the first frame that differs and how."""
+def lockstep(rom: bytes, frames: int, shape: str = "plain") -> tuple[int, list[str]]:
+    """Both sides ``frames`` frames from power-on (our step kernel of ``shape``); (-1, [])
+    when they agree after every frame, else the first frame that differs and how."""
     pyboy = pyboy_cgb(rom)
     m = cgb_machine(rom)
     try:
         for f in range(frames):
             pyboy.tick(1, False)
-            cgb_frame(m)
+            cgb_frame(m, shape)
             problems = diff(pyboy, m)
             if problems:
                 return f + 1, problems

@@ -38,7 +38,8 @@ CGB_WRAM_BANKS_OFF = 0x2000  # WRAM banks 1-7 of D000-DFFF, 4 KiB each (the curr
 CGB_WRAM_BANK_SIZE = 0x1000
 CGB_BG_PALETTES_OFF = 0x9000  # 32 little-endian words: BG palettes 0-7, colours 0-3
 CGB_OBJ_PALETTES_OFF = 0x9040  # 32 words: object palettes
-CGB_BYTES = 0x9080
+CGB_HDMA_OFF = 0x9080  # HDMA's source and destination (u16 each, little-endian), active flag
+CGB_BYTES = 0x9088
 DMG_CGB_BYTES = 4  # a DMG machine's Machine.cgb row (whole words: the start-state cache)
 
 

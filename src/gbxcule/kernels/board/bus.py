@@ -26,7 +26,17 @@ from gbxcule.core.memory_layout import (
     WRAM_SIZE,
 )
 from gbxcule.core.pyboy_state import IO_BYTES, MemoryState
-from gbxcule.kernels.address_map import HRAM_LO, IE_ADDR, IO_LO, OAM_LO, UNUSABLE_LO
+from gbxcule.kernels.address_map import HRAM_LO, IE_ADDR, IO_LO, OAM_LO, UNUSABLE_LO, VRAM_LO
+from gbxcule.kernels.board.hdma import (
+    BLOCK_CYCLES,
+    DST,
+    SRC,
+    hdma5_write,
+    hdma_address_write,
+    hdma_block_done,
+    hdma_general_done,
+    hdma_word,
+)
 from gbxcule.kernels.board.io import dma_catch_up, io_read, io_write, oam_read, oam_write
 from gbxcule.kernels.board.ioregs import UNIT_REGS, host_io
 from gbxcule.kernels.board.memmap import mem_read, mem_write
@@ -85,6 +95,12 @@ def bus_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
             i32[i, BOOT_ON] = 0
             return 1
         return 0
+    if wp.static(CGB):
+        if addr >= 0xFF51 and addr <= 0xFF55:
+            if m.cgb_mode == 0:
+                return 0
+            hdma_io_write(m, i, addr - 0xFF00, v)
+            return wp.where(addr == 0xFF55, 1, 0)
     if addr < HRAM_LO:
         if wp.static(CGB):
             if io_write(m, i, addr, v) != 0:  # KEY1, HDMA5 (kernels/board/cgb.py)
@@ -99,6 +115,43 @@ def bus_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
         return 0
     mem[i, IE_BASE] = wp.uint8(v)
     return 1
+
+
+# ---- CGB HDMA's transfers (kernels/board/hdma.py keeps its registers) ---------------
+
+
+@wp.func(inline=False)
+def hdma_copy(m: wp.ref[Machine], i: int, src: int, dst: int, n: int):
+    """``n`` bytes through the bus, as PyBoy's ``setitem(dst, getitem(src))``; every
+    destination HDMA can form is below the OAM, so the write is the memory map's."""
+    for k in range(n):
+        mem_write(m, i, (dst + k) & 0xFFFF, bus_read(m, i, (src + k) & 0xFFFF))
+
+
+@wp.func(inline=False)
+def hdma_block(m: wp.ref[Machine], i: int) -> int:
+    """One HBlank block: 16 bytes to VRAM; the cycles the CPU waits (PyBoy's ``tick``)."""
+    src = hdma_word(m, i, SRC) & 0xFFF0
+    dst = (hdma_word(m, i, DST) & 0x1FF0) | VRAM_LO
+    hdma_copy(m, i, src, dst, 0x10)
+    hdma_block_done(m, i)
+    return BLOCK_CYCLES
+
+
+@wp.func
+def hdma_io_write(m: wp.ref[Machine], i: int, r: int, v: int):
+    """FF51-FF55 on a Colour cartridge: an address register, or FF55 starting (a
+    general-purpose transfer at once; an HBlank one's first block at once with the LCD
+    off), stopping or relengthening a transfer."""
+    if r < 0x55:
+        hdma_address_write(m, i, r, v)
+        return
+    n = hdma5_write(m, i, v)
+    if n > 0:
+        hdma_copy(m, i, hdma_word(m, i, SRC), hdma_word(m, i, DST), n)
+        hdma_general_done(m, i, n)
+    elif n == -2:
+        hdma_block(m, i)
 
 
 @wp.func

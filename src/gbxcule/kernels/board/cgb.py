@@ -11,8 +11,8 @@ VRAM bank VBK selects and the WRAM bank SVBK selects at D000.
 
 PyBoy gates each register on the hardware (``cgb``: always, in this variant) or on a
 Colour cartridge as well (``cgb_mode``: ``Machine.cgb_mode``); the table in
-``history/cgb.md`` lists which. Not emulated yet: HDMA transfers (FF51-FF55 are stored,
-FF55 reads $FF), PCM12/PCM34 (audio samples), STOP's speed switch.
+``history/cgb.md`` lists which. HDMA is ``hdma.py``'s. Not emulated yet: STOP's speed
+switch.
 """
 
 from __future__ import annotations
@@ -155,8 +155,9 @@ def cgb_io_peek(m: wp.ref[Machine], i: int, r: int) -> int:
 
 @wp.func
 def cgb_io_write(m: wp.ref[Machine], i: int, r: int, v: int) -> int:
-    """A CPU write to ``0xFF00 + r`` (``r`` 0x4C-0x7F) on CGB hardware; returns 1 where
-    PyBoy ends the slice (KEY1, HDMA5)."""
+    """A CPU write to ``0xFF00 + r`` (``r`` 0x4C-0x7F, HDMA's FF51-FF55 aside: the bus
+    routes those to kernels/board/hdma.py) on CGB hardware; returns 1 where PyBoy ends
+    the slice (KEY1)."""
     colour = m.cgb_mode != 0
     bail = 0
     if r == KEY0:
@@ -169,11 +170,6 @@ def cgb_io_write(m: wp.ref[Machine], i: int, r: int, v: int) -> int:
         if (v & 1) != io_byte(m, i, VBK):
             swap_vram_banks(m, i)
         set_io_byte(m, i, VBK, v & 1)
-    elif r >= 0x51 and r <= 0x55:
-        if colour:  # stored; the transfers are not emulated yet (history/cgb.md)
-            set_io_byte(m, i, r, v)
-            if r == HDMA5:
-                bail = 1
     elif r == BCPS or r == OCPS:
         set_io_byte(m, i, r, v)
     elif r == BCPD:
@@ -198,7 +194,7 @@ def cgb_io_write(m: wp.ref[Machine], i: int, r: int, v: int) -> int:
 @wp.func
 def cgb_power_on(m: wp.ref[Machine], i: int):
     """PyBoy's CGB hardware at power-on: every palette ``POWER_ON_PALETTE``, OPRI $FF,
-    HDMA5 $FF (the rest of its registers and banks 0)."""
+    HDMA5 $FF (the rest of its registers, HDMA's addresses and the banks 0)."""
     if wp.static(CGB):
         for side in range(2):
             for n in range(32):

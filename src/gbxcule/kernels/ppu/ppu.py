@@ -490,6 +490,26 @@ def lcd_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
 
 
 @wp.func
+def cycles_to_mode0(m: wp.ref[Machine], i: int) -> wp.int64:
+    """Cycles until the LCD next enters mode 0, on CGB hardware (PyBoy's
+    ``cycles_to_mode0``: a running HBlank HDMA ends the CPU's slices there)."""
+    mode = lcd_mode(m, i)
+    left = m.i64[i, LCD_TARGET] - m.i64[i, LCD_CLOCK]
+    if mode == 0:
+        return wp.int64(0)
+    if mode == 3:
+        return left
+    ly = reg(m, i, LY)
+    line = wp.where(mode == 1, 0, ly)
+    mode3 = MODE3_CYCLES - 2 + mode3_adjustment(m, i, line)
+    if mode == 2:
+        if m.i32[i, LCD_FIRST_FRAME] != 0:
+            mode3 = mode3 + 2
+        return left + wp.int64(mode3)
+    return left + wp.int64(LINE_CYCLES * (153 - ly) + MODE2_CYCLES + mode3)
+
+
+@wp.func
 def vblank_stat_due(m: wp.ref[Machine], i: int) -> int:
     """CGB hardware raises the VBlank STAT interrupt 4 dots before mode 1 (PyBoy's
     ``_should_pretrigger_vblank_stat``): line 143's mode 0 with mode 1 next, STAT bit 5

@@ -15,10 +15,11 @@ import warp as wp
 
 from gbxcule.kernels.apu.apu import apu_slice_target
 from gbxcule.kernels.board.dma import dma_sync, dma_sync_outlined
+from gbxcule.kernels.board.hdma import hdma_active, hdma_block_due
 from gbxcule.kernels.board.ioregs import FRAME_T, NEVER, pending_interrupts, raise_interrupt
 from gbxcule.kernels.board.serial import serial_sync
 from gbxcule.kernels.board.timer import timer_sync
-from gbxcule.kernels.ppu.ppu import MODE2_CYCLES, lcd_sync, lcd_sync_outlined
+from gbxcule.kernels.ppu.ppu import MODE2_CYCLES, cycles_to_mode0, lcd_sync, lcd_sync_outlined
 from gbxcule.kernels.ppu.ppu_quiet import lcd_quiet_lines, quiet_frame
 from gbxcule.kernels.state import (
     CYCLES,
@@ -38,6 +39,8 @@ from gbxcule.kernels.state import (
     Machine,
 )
 from gbxcule.kernels.units import UNITS
+
+CGB = False  # True in the CGB variant (kernels/variant.py)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -72,7 +75,11 @@ other_targets = _nearest_event(EVENT_COLUMNS)
 
 @wp.func
 def slice_target(m: wp.ref[Machine], i: int) -> wp.int64:
-    return wp.max(MIN_SLICE, apu_slice_target(m, i, other_targets(m, i)))
+    target = apu_slice_target(m, i, other_targets(m, i))
+    if wp.static(CGB):  # a running HBlank HDMA: the slice ends where mode 0 starts
+        if m.cgb_mode != 0 and hdma_active(m, i) != 0:
+            target = wp.min(target, cycles_to_mode0(m, i))
+    return wp.max(MIN_SLICE, target)
 
 
 @wp.func
@@ -82,6 +89,9 @@ def halt_is_quiet(m: wp.ref[Machine], i: int) -> int:
     i32 = m.i32
     if i32[i, HALTED] == 0 or i32[i, INT_QUEUED] != 0 or i32[i, IME_DELAY] != 0:
         return 0
+    if wp.static(CGB):  # its slices end at each mode 0: one by one, as cpu_tick runs them
+        if m.cgb_mode != 0 and hdma_active(m, i) != 0:
+            return 0
     return wp.where(pending_interrupts(m, i) == 0, 1, 0)
 
 
@@ -119,6 +129,9 @@ def next_slice_is_plain(m: wp.ref[Machine], i: int, ime_delay: int) -> int:
     i32 = m.i32
     if i32[i, FRAME_DONE] != 0 or i32[i, LOCKED] != 0 or i32[i, HALTED] != 0:
         return 0
+    if wp.static(CGB):  # run_frame copies an HBlank HDMA block next
+        if hdma_block_due(m, i) != 0:
+            return 0
     if ime_delay != 0:
         return 1
     return wp.where(pending_interrupts(m, i) == 0, 1, 0)

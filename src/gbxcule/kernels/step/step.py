@@ -48,6 +48,8 @@ import warp as wp
 
 from gbxcule.kernels.address_map import ROM_END
 from gbxcule.kernels.apu.apu import apu_step_end
+from gbxcule.kernels.board.bus import hdma_block
+from gbxcule.kernels.board.hdma import hdma_block_due
 from gbxcule.kernels.board.ioregs import pending_interrupts
 from gbxcule.kernels.board.joypad import joypad_frame_end, joypad_frame_start
 from gbxcule.kernels.codegen import (
@@ -100,6 +102,8 @@ from gbxcule.kernels.step.slice import (
 from gbxcule.kernels.step.step_end import STEP_FRAMES, step_end_met, step_end_start
 
 wp.set_module_options(step_module_options())  # the CPU's codegen: kernels/codegen.py
+
+CGB = False  # True in the CGB variant (kernels/variant.py): HDMA's blocks in the frame loop
 
 BOOT_MAX_FRAMES = 4
 TICK_STOPPED = 1  # cpu_tick stopped at stop_pc
@@ -206,6 +210,9 @@ def _make_end_slice(sync_fn, module: str | None):
         wp.static(sync_fn)(m, i)
         if m.i32[i, FRAME_DONE] != 0 or pending_interrupts(m, i) != 0:
             return wp.int64(-1)
+        if wp.static(CGB):  # run_frame copies an HBlank HDMA block next
+            if hdma_block_due(m, i) != 0:
+                return wp.int64(-1)
         return cycles + slice_target(m, i)
 
     return end_slice
@@ -352,6 +359,11 @@ def _make_run_frame(features: StepFeatures, cpu_tick, sync_fn, halt_fn):
                         return 1
                     if hook_reached(m, i, i32[i, PC]) != 0:
                         return 1
+                    continue
+            if wp.static(CGB):  # PyBoy's coordinator: an HBlank HDMA block, not the CPU
+                if hdma_block_due(m, i) != 0:
+                    m.i64[i, CYCLES] = m.i64[i, CYCLES] + wp.int64(hdma_block(m, i))
+                    wp.static(sync_fn)(m, i)
                     continue
             if halt_is_quiet(m, i) != 0:
                 wp.static(halt_fn)(m, i)
