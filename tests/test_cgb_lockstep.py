@@ -187,9 +187,20 @@ TIMING = {
 }
 
 
+DOUBLE_SPEED = (
+    "Main:\n    ld a, $01\n    ldh [$4D], a\n    stop\n    ldh a, [$4D]\n    ldh [$F0], a\n"
+)
+
+
+@pytest.mark.parametrize("speed", ["single", "double"])
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("name", sorted(TIMING))
-def test_timing_programs_on_cgb_hardware(name, shape):
-    rom = build_rom(timing.FRAME + TIMING[name], cgb_flag=0x80)
+def test_timing_programs_on_cgb_hardware(name, shape, speed):
+    """Each program as a Colour cartridge, as written and switched to double speed first
+    (KEY1, STOP): the LCD and the sound unit then count half the CPU's cycles."""
+    body = TIMING[name]
+    if speed == "double":
+        body = body.replace("Main:\n", DOUBLE_SPEED, 1)
+    rom = build_rom(timing.FRAME + body, cgb_flag=0x80)
     step, problems = lockstep(rom, 110, shape)
     assert step < 0, f"frame {step}:\n  " + "\n  ".join(problems)

@@ -39,6 +39,7 @@ CGB_WRAM_BANK_SIZE = 0x1000
 CGB_BG_PALETTES_OFF = 0x9000  # 32 little-endian words: BG palettes 0-7, colours 0-3
 CGB_OBJ_PALETTES_OFF = 0x9040  # 32 words: object palettes
 CGB_HDMA_OFF = 0x9080  # HDMA's source and destination (u16 each, little-endian), active flag
+CGB_SPEED_OFF = 0x9085  # 1 in double speed (PyBoy's double_speed; KEY1's bit 7 only toggles)
 CGB_BYTES = 0x9088
 DMG_CGB_BYTES = 4  # a DMG machine's Machine.cgb row (whole words: the start-state cache)
 

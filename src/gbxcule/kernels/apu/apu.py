@@ -113,6 +113,7 @@ from gbxcule.kernels.apu.apu_layout import (
     WAVE_RAM,
     col,
 )
+from gbxcule.kernels.ppu.ppu import speed_shift
 from gbxcule.kernels.state import (
     CYCLES,
     SND_COUNT_FROM,
@@ -126,6 +127,8 @@ from gbxcule.kernels.state import (
 )
 
 wp.set_module_options({"enable_backward": False})
+
+CGB = False  # True in the CGB variant (kernels/variant.py): double speed
 
 __all__ = [  # the unit's API; its columns and constants are apu_layout's
     "APU_FIELDS",
@@ -211,6 +214,10 @@ def apu_sync(m: wp.ref[Machine], i: int, cycles: wp.int64):
             sample_advance(m, i, start)
         a[i, SND_FRAME_SAMPLES] = wp.int64(0)
     delta = cycles - a[i, SND_LAST]
+    shift = 0
+    if wp.static(CGB):  # the unit counts half the CPU's cycles in double speed
+        shift = speed_shift(m, i)
+        delta = delta >> wp.int64(shift)
     a[i, SND_LAST] = cycles
     a[i, W_ACCESS] = wp.int64(0)
     t = a[i, SND_CYCLES]
@@ -231,7 +238,7 @@ def apu_sync(m: wp.ref[Machine], i: int, cycles: wp.int64):
         advance_channels(m, i, t, end)
     a[i, SND_CYCLES] = end
     sample_advance(m, i, end)
-    a[i, SND_TO_IRQ] = wp.min(sample_ceil(m, i), a[i, SND_FS_TARGET])
+    a[i, SND_TO_IRQ] = wp.min(sample_ceil(m, i), a[i, SND_FS_TARGET]) << wp.int64(shift)
 
 
 @wp.func(inline=False)
@@ -288,7 +295,10 @@ def apu_div_write(m: wp.ref[Machine], i: int, cycles: wp.int64):
     (counter bit 12) falling this way clocks the frame sequencer; either way the
     sequencer's next edge is 8192 cycles away."""
     a = m.apu
-    edge = (m.i32[i, TIM_COUNTER] >> 8) & 0x10
+    bit = 0x10
+    if wp.static(CGB):  # DIV's bit 5 in double speed
+        bit = 0x10 << speed_shift(m, i)
+    edge = (m.i32[i, TIM_COUNTER] >> 8) & bit
     apu_sync(m, i, cycles)
     if edge != 0:
         a[i, SND_AFTER_DIV] = wp.int64(1)

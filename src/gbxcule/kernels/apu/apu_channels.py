@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from gbxcule.core.memory_layout import CGB_SPEED_OFF
 from gbxcule.kernels.apu.apu_layout import (
     DUTY,
     ENABLE,
@@ -62,6 +63,9 @@ from gbxcule.kernels.apu.apu_layout import (
 from gbxcule.kernels.state import TIM_COUNTER, Machine
 
 wp.set_module_options({"enable_backward": False})
+
+CGB = False  # True in the CGB variant (kernels/variant.py): double speed
+SPEED = wp.constant(CGB_SPEED_OFF)
 
 # ---- the frame sequencer's clocks --------------------------------------------------
 
@@ -399,7 +403,10 @@ def power_off(m: wp.ref[Machine], i: int):
 def nr52_write(m: wp.ref[Machine], i: int, v: int):
     a = m.apu
     was_on = a[i, SND_POWERON] != wp.int64(0)
-    div_bit = (m.i32[i, TIM_COUNTER] >> 8) & 0x10  # PyBoy reads DIV as of its last sync
+    shift = 0
+    if wp.static(CGB):  # DIV's bit 5 and a 0x4000-cycle period in double speed
+        shift = int(m.cgb[i, SPEED])
+    div_bit = (m.i32[i, TIM_COUNTER] >> 8) & (0x10 << shift)  # DIV as of PyBoy's last sync
     if (v & 0x80) != 0 and not was_on:
         # starting the APU while DIV's bit is high after a DIV write skips its next edge
         if a[i, SND_AFTER_DIV] != wp.int64(0) and div_bit != 0:
@@ -421,5 +428,6 @@ def nr52_write(m: wp.ref[Machine], i: int, v: int):
         a[i, SND_FS_TARGET] = a[i, SND_CYCLES] + FS_PERIOD
     if a[i, SND_DIV_COUNTER] != wp.int64(0):
         a[i, SND_DIV_APU] = wp.int64(1)
-        to_edge = 0x2000 - (m.i32[i, TIM_COUNTER] & 0x1FFF)
-        a[i, SND_FS_TARGET] = a[i, SND_CYCLES] + wp.int64(to_edge)
+        period = 0x2000 << shift
+        to_edge = period - (m.i32[i, TIM_COUNTER] & (period - 1))
+        a[i, SND_FS_TARGET] = a[i, SND_CYCLES] + wp.int64(to_edge >> shift)

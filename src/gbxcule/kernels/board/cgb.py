@@ -11,8 +11,9 @@ VRAM bank VBK selects and the WRAM bank SVBK selects at D000.
 
 PyBoy gates each register on the hardware (``cgb``: always, in this variant) or on a
 Colour cartridge as well (``cgb_mode``: ``Machine.cgb_mode``); the table in
-``history/cgb.md`` lists which. HDMA is ``hdma.py``'s. Not emulated yet: STOP's speed
-switch.
+``history/cgb.md`` lists which. HDMA is ``hdma.py``'s. STOP switches the speed here
+(``switch_speed``); the LCD and the sound unit count half the CPU's cycles in double
+speed.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import warp as wp
 from gbxcule.core.memory_layout import (
     CGB_BG_PALETTES_OFF,
     CGB_OBJ_PALETTES_OFF,
+    CGB_SPEED_OFF,
     CGB_VRAM_OTHER_OFF,
     CGB_WRAM_BANK_SIZE,
     CGB_WRAM_BANKS_OFF,
@@ -32,6 +34,8 @@ from gbxcule.core.memory_layout import (
     VRAM_SIZE,
     WRAM_OFF,
 )
+from gbxcule.kernels.apu.apu import apu_sync
+from gbxcule.kernels.ppu.ppu import lcd_sync_outlined
 from gbxcule.kernels.state import BOOT_ON, Machine, Unit
 
 wp.set_module_options({"enable_backward": False})
@@ -58,6 +62,7 @@ WRAM_BANKS = wp.constant(CGB_WRAM_BANKS_OFF)
 WRAM_BANK = wp.constant(CGB_WRAM_BANK_SIZE)
 BG_PALETTES = wp.constant(CGB_BG_PALETTES_OFF)
 OBJ_PALETTES = wp.constant(CGB_OBJ_PALETTES_OFF)
+SPEED = wp.constant(CGB_SPEED_OFF)
 
 # every palette at power-on (PyBoy's LCD constructor; its boot ROM writes none)
 POWER_ON_PALETTE = (0x1CE7, 0x1E19, 0x7E31, 0x217B)
@@ -189,6 +194,20 @@ def cgb_io_write(m: wp.ref[Machine], i: int, r: int, v: int) -> int:
     elif r == 0x75:
         set_io_byte(m, i, r, v | 0x8F)
     return bail
+
+
+@wp.func(inline=False)
+def switch_speed(m: wp.ref[Machine], i: int, cycles: wp.int64):
+    """STOP's speed switch (PyBoy's ``switch_speed``): with KEY1 bit 0 set, the LCD and the
+    sound unit come up to ``cycles`` at the old speed (the LCD's interrupt bits dropped, as
+    PyBoy drops them), the speed flips and KEY1 ^= $81 (bit 7 toggles, it does not mirror
+    the speed)."""
+    key1 = io_byte(m, i, KEY1)
+    if (key1 & 1) != 0:
+        lcd_sync_outlined(m, i, cycles)
+        apu_sync(m, i, cycles)
+        m.cgb[i, SPEED] = wp.uint8(1 - int(m.cgb[i, SPEED]))
+        set_io_byte(m, i, KEY1, key1 ^ 0x81)
 
 
 @wp.func

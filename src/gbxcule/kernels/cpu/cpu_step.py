@@ -14,6 +14,8 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.kernels.address_map import ROM_END
+from gbxcule.kernels.board.bus import bus_write_at
+from gbxcule.kernels.board.cgb import switch_speed
 from gbxcule.kernels.cpu.cpu import (
     Instr,
     decode,
@@ -31,6 +33,7 @@ from gbxcule.kernels.cpu.cpu_regs import (
     CpuRegs,
     copy_regs,
     load_regs,
+    publish_for_bus,
     reg_hl,
     reload_regs,
     store_regs,
@@ -46,6 +49,8 @@ from gbxcule.kernels.state import LOCKED, Machine
 from gbxcule.kernels.step.hooks import hook_maybe
 
 wp.set_module_options({"enable_backward": False})
+
+CGB = False  # True in the CGB variant (kernels/variant.py): STOP switches the speed
 
 
 @wp.func
@@ -296,6 +301,15 @@ def make_cpu_step(
     return cpu_step
 
 
+@wp.func(inline=False)
+def cgb_stop(m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs]):
+    """PyBoy's STOP on CGB hardware, at the instruction's first cycle: ``switch_speed``,
+    then ``setitem(0xFF04, 0)`` through the bus (which ends the slice)."""
+    publish_for_bus(m, i, regs.cycles, reg_hl(regs))
+    switch_speed(m, i, regs.cycles)
+    bus_write_at(m, i, 0xFF04, 0, 0)
+
+
 def _make_cpu_general(out_of_line: bool):
     reads = read_phase_outlined if out_of_line else read_phase
     writes = write_phase_outlined if out_of_line else write_phase
@@ -305,6 +319,12 @@ def _make_cpu_general(out_of_line: bool):
     ) -> int:
         """Every opcode through its phases: reads, compute, writes and write-back."""
         ins = decode(regs, wp.where(cb == 1, n1, op), cb, n1, n16)
+        if wp.static(CGB):  # STOP on CGB hardware: the speed switch, then a DIV write
+            if cb == 0 and op == 0x10:
+                cgb_stop(m, i, regs)
+                exec_x0_pairs(regs, ins)  # STOP's 2 bytes
+                wp.static(writes)(m, i, regs, ins)
+                return 1
         wp.static(reads)(m, i, regs, ins)
         if cb == 1:
             exec_cb(regs, ins)

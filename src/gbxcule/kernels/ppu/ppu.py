@@ -31,7 +31,7 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.core import pixels as px
-from gbxcule.core.memory_layout import OAM_OFF, OAM_SIZE, VRAM_OFF, VRAM_SIZE
+from gbxcule.core.memory_layout import CGB_SPEED_OFF, OAM_OFF, OAM_SIZE, VRAM_OFF, VRAM_SIZE
 from gbxcule.core.pyboy_state import LcdState, RendererState
 from gbxcule.kernels.board.ioregs import (
     BGP,
@@ -94,6 +94,7 @@ wp.set_module_options({"enable_backward": False})
 # True in the CGB variant (kernels/variant.py): PyBoy's CGB-hardware timing (history/cgb.md)
 CGB = False
 KEY0_REG = wp.constant(0x4C)  # non-zero: a DMG cartridge's LCD downgraded (kernels/board/cgb.py)
+SPEED = wp.constant(CGB_SPEED_OFF)
 
 # What the next transition does besides a plain mode change (PyBoy's stat_transition).
 TRANS_NONE = wp.constant(0)
@@ -418,7 +419,10 @@ def lcd_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
         return 0
     i64[i, LCD_LAST] = cycles
     irq = 0
-    clock = i64[i, LCD_CLOCK] + delta
+    shift = 0
+    if wp.static(CGB):  # the LCD counts dots: half the CPU's cycles in double speed
+        shift = speed_shift(m, i)
+    clock = i64[i, LCD_CLOCK] + (delta >> wp.int64(shift))
     i64[i, LCD_CLOCK] = clock
     target = i64[i, LCD_TARGET]
     if wp.static(CGB):
@@ -482,11 +486,19 @@ def lcd_sync(m: wp.ref[Machine], i: int, cycles: wp.int64) -> int:
         else:
             irq = irq | mode_transition(m, i, target)
     i64[i, LCD_TO_IRQ] = i64[i, LCD_TARGET] - i64[i, LCD_CLOCK]
+    i64[i, LCD_TO_FRAME] = FRAME_T - i64[i, LCD_CLOCK]
     if wp.static(CGB):
         if vblank_stat_due(m, i) != 0:
             i64[i, LCD_TO_IRQ] = i64[i, LCD_TO_IRQ] - wp.int64(4)
-    i64[i, LCD_TO_FRAME] = FRAME_T - i64[i, LCD_CLOCK]
+        i64[i, LCD_TO_IRQ] = i64[i, LCD_TO_IRQ] << wp.int64(shift)  # in CPU cycles again
+        i64[i, LCD_TO_FRAME] = i64[i, LCD_TO_FRAME] << wp.int64(shift)
     return irq
+
+
+@wp.func
+def speed_shift(m: wp.ref[Machine], i: int) -> int:
+    """1 in CGB double speed (the CGB variant's ``Machine.cgb`` row), else 0."""
+    return int(m.cgb[i, SPEED])
 
 
 @wp.func

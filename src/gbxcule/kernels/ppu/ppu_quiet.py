@@ -36,6 +36,7 @@ from gbxcule.kernels.ppu.ppu import (
     MODE2_CYCLES,
     TRANS_NONE,
     mode3_adjustment,
+    speed_shift,
 )
 from gbxcule.kernels.state import (
     LCD_CLOCK,
@@ -56,6 +57,8 @@ from gbxcule.kernels.state import (
 
 wp.set_module_options({"enable_backward": False})
 
+CGB = False  # True in the CGB variant (kernels/variant.py)
+
 LAST_QUIET_LINE = wp.constant(143)  # the skip ends at mode 2 of a line up to 143
 
 
@@ -70,6 +73,9 @@ def quiet_frame(m: wp.ref[Machine], i: int) -> int:
         return 0
     if (reg(m, i, STAT) & 0x38) != 0 or (reg(m, i, LCDC) & 0x80) == 0:
         return 0
+    if wp.static(CGB):  # a line is 912 CPU cycles in double speed: one by one there
+        if speed_shift(m, i) != 0:
+            return 0
     return 1
 
 
