@@ -17,7 +17,8 @@ import pytest
 from gbxcule.asm import build_rom
 
 from .support import emu_timing_programs as timing
-from .support.cgb_support import SHAPES, lockstep
+from .support import sound_programs as sound
+from .support.cgb_support import SHAPES, colour, lockstep
 
 pytestmark = pytest.mark.l3
 
@@ -204,3 +205,33 @@ def test_timing_programs_on_cgb_hardware(name, shape, speed):
     rom = build_rom(timing.FRAME + body, cgb_flag=0x80)
     step, problems = lockstep(rom, 110, shape)
     assert step < 0, f"frame {step}:\n  " + "\n  ".join(problems)
+
+
+BOOT = 66  # frames PyBoy's CGB boot ROM takes, and one more
+
+
+@pytest.mark.parametrize("name", sorted(sound.PROBES))
+def test_sound_probes_on_cgb_hardware(name):
+    """The sound unit on CGB hardware: wave RAM reads and writes the byte channel 3 plays
+    (no one-cycle window), a retrigger restarts it from frame 1 without corrupting it,
+    power-off clears the length timers and takes no NRx1 write, and NR52's power-on skips
+    a sequencer edge within 8192 cycles of a DIV write or a power-off."""
+    step, problems = lockstep(colour(sound.sound_probe(name)), BOOT + 44)
+    assert step < 0, f"frame {step}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_random_sound_programs_on_cgb_hardware(seed):
+    for rom, frames in (
+        (sound.random_sound_program(seed), BOOT + 44),
+        (sound.random_wave_program(seed), BOOT + 20),
+        (sound.random_wave_access_program(seed), BOOT + 8),
+    ):
+        step, problems = lockstep(colour(rom), frames)
+        assert step < 0, f"frame {step}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(2, 30))
+def test_random_sound_programs_on_cgb_hardware_more(seed):
+    test_random_sound_programs_on_cgb_hardware(seed)

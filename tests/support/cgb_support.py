@@ -29,6 +29,16 @@ from gbxcule.core.memory_layout import (
 REGS = ("a", "f", "b", "c", "d", "e", "h", "l", "sp", "pc", "cycles")
 
 
+def colour(rom: bytes, flag: int = 0x80) -> bytes:
+    """``rom`` as a Colour cartridge: header byte 0x143 set, the header checksum redone."""
+    from gbxcule.core.cartridge import CGB_FLAG_OFFSET, HEADER_CHECKSUM_OFFSET, header_checksum
+
+    data = bytearray(rom)
+    data[CGB_FLAG_OFFSET] = flag
+    data[HEADER_CHECKSUM_OFFSET] = header_checksum(data)
+    return bytes(data)
+
+
 def pyboy_cgb(rom: bytes):
     """PyBoy in Game Boy Color mode with its own CGB boot ROM, sound on."""
     from pyboy import PyBoy

@@ -85,6 +85,7 @@ from gbxcule.kernels.apu.apu_layout import (
     SND_FRAME_SAMPLES,
     SND_FS_TARGET,
     SND_LAST,
+    SND_LAST_DIV_WRITE,
     SND_NR50,
     SND_NR51,
     SND_POWERON,
@@ -269,8 +270,9 @@ def apu_write(m: wp.ref[Machine], i: int, r: int, v: int):
     a = m.apu
     powered = a[i, SND_POWERON] != wp.int64(0)
     if r < 20:
-        # off, only the length timers (NRx1) take writes, and NRx1's duty is kept
-        if powered or r % 5 == 1:
+        # off, only the length timers (NRx1) take writes, and NRx1's duty is kept (DMG;
+        # CGB hardware takes none)
+        if powered or (r % 5 == 1 and not wp.static(CGB)):
             channel_write(m, i, r / 5, r % 5, v, wp.where(powered, 0, 1))
         if r == 4:
             a[i, SND_AFTER_DIV] = wp.int64(0)
@@ -285,7 +287,7 @@ def apu_write(m: wp.ref[Machine], i: int, r: int, v: int):
     elif r >= 32:
         if a[i, col(2, ENABLE)] == wp.int64(0):
             a[i, WAVE_RAM + r - 32] = wp.int64(v)
-        elif a[i, W_ACCESS] != wp.int64(0):
+        elif wp.static(CGB) or a[i, W_ACCESS] != wp.int64(0):  # CGB: the byte it plays
             a[i, WAVE_RAM + int(a[i, col(2, FRAME)] / wp.int64(2))] = wp.int64(v)
 
 
@@ -302,6 +304,8 @@ def apu_div_write(m: wp.ref[Machine], i: int, cycles: wp.int64):
     apu_sync(m, i, cycles)
     if edge != 0:
         a[i, SND_AFTER_DIV] = wp.int64(1)
+        if wp.static(CGB):
+            a[i, SND_LAST_DIV_WRITE] = a[i, SND_CYCLES]
         frame_sequencer_tick(m, i)
     a[i, SND_FS_TARGET] = a[i, SND_CYCLES] + FS_PERIOD
 
@@ -317,7 +321,7 @@ def apu_peek(m: wp.ref[Machine], i: int, r: int, access: int) -> int:
     if r >= 32:
         if a[i, col(2, ENABLE)] == wp.int64(0):
             return int(a[i, WAVE_RAM + r - 32])
-        if access != 0 and a[i, W_ACCESS] != wp.int64(0):
+        if wp.static(CGB) or (access != 0 and a[i, W_ACCESS] != wp.int64(0)):
             return int(a[i, WAVE_RAM + int(a[i, col(2, FRAME)] / wp.int64(2))])
         return 0xFF
     if r == 20:

@@ -35,6 +35,8 @@ from gbxcule.kernels.apu.apu_layout import (
     SND_DIV_APU,
     SND_DIV_COUNTER,
     SND_FS_TARGET,
+    SND_LAST_DIV_WRITE,
+    SND_LAST_POWER_OFF,
     SND_NR50,
     SND_NR51,
     SND_POWERON,
@@ -277,6 +279,23 @@ def tone_write(m: wp.ref[Machine], i: int, ch: int, reg: int, v: int, force: int
 @wp.func
 def wave_trigger(m: wp.ref[Machine], i: int):
     a = m.apu
+    if wp.static(CGB):  # no corruption; a retrigger restarts from frame 1 (restart_pending)
+        was_active = a[i, col(2, ENABLE)] != wp.int64(0)
+        a[i, col(2, ENABLE)] = wp.where(a[i, W_DAC] != wp.int64(0), wp.int64(0x04), wp.int64(0))
+        if a[i, col(2, LEN)] == wp.int64(0):
+            a[i, col(2, LEN)] = wp.int64(256)
+        a[i, col(2, TIMER)] = a[i, col(2, PERIOD)] + wp.int64(5)
+        if was_active:
+            a[i, W_SAMPLEFRAME] = a[i, col(2, FRAME)]
+            a[i, col(2, FRAME)] = wp.int64(0)
+            a[i, W_RESTART] = wp.int64(1)
+        else:
+            a[i, col(2, FRAME)] = wp.int64(0)
+            a[i, W_SAMPLEFRAME] = wp.int64(0)
+            a[i, col(2, SUPPRESSED)] = wp.int64(1)
+            a[i, W_RESTART] = wp.int64(0)
+        a[i, W_ACCESS] = wp.int64(0)
+        return
     if a[i, col(2, ENABLE)] != wp.int64(0) and a[i, col(2, TIMER)] == wp.int64(1):
         # DMG: retriggering on the cycle channel 3 reads corrupts the first wave bytes
         offset = int(((a[i, col(2, FRAME)] + wp.int64(1)) / wp.int64(2)) & wp.int64(0x0F))
@@ -382,7 +401,8 @@ def channel_write(m: wp.ref[Machine], i: int, ch: int, reg: int, v: int, force: 
 
 @wp.func(inline=False)
 def power_off(m: wp.ref[Machine], i: int):
-    """NR52 bit 7 cleared: every register written 0; DMG keeps the length timers."""
+    """NR52 bit 7 cleared: every register written 0; DMG keeps the length timers (the CGB
+    variant clears them)."""
     a = m.apu
     l0 = a[i, col(0, LEN)]
     l1 = a[i, col(1, LEN)]
@@ -392,10 +412,11 @@ def power_off(m: wp.ref[Machine], i: int):
         channel_write(m, i, n / 5, n % 5, 0, 0)
     a[i, SND_NR50] = wp.int64(0)
     a[i, SND_NR51] = wp.int64(0)
-    a[i, col(0, LEN)] = l0
-    a[i, col(1, LEN)] = l1
-    a[i, col(2, LEN)] = l2
-    a[i, col(3, LEN)] = l3
+    if not wp.static(CGB):  # CGB hardware clears the length timers too
+        a[i, col(0, LEN)] = l0
+        a[i, col(1, LEN)] = l1
+        a[i, col(2, LEN)] = l2
+        a[i, col(3, LEN)] = l3
     a[i, SW_CHECK] = wp.int64(0)
 
 
@@ -409,12 +430,20 @@ def nr52_write(m: wp.ref[Machine], i: int, v: int):
     div_bit = (m.i32[i, TIM_COUNTER] >> 8) & (0x10 << shift)  # DIV as of PyBoy's last sync
     if (v & 0x80) != 0 and not was_on:
         # starting the APU while DIV's bit is high after a DIV write skips its next edge
-        if a[i, SND_AFTER_DIV] != wp.int64(0) and div_bit != 0:
+        skip = a[i, SND_AFTER_DIV] != wp.int64(0)
+        if wp.static(CGB):  # on CGB hardware, within 8192 cycles of a DIV write or power-off
+            now = a[i, SND_CYCLES]
+            after_div = now - a[i, SND_LAST_DIV_WRITE] < wp.int64(8192)
+            a[i, SND_AFTER_DIV] = wp.where(after_div, wp.int64(1), wp.int64(0))
+            skip = after_div or now - a[i, SND_LAST_POWER_OFF] < wp.int64(8192)
+        if skip and div_bit != 0:
             a[i, SND_DIV_COUNTER] = wp.int64(2)
         else:
             a[i, SND_DIV_COUNTER] = wp.int64(0)
     if (v & 0x80) == 0:
         power_off(m, i)
+        if wp.static(CGB):
+            a[i, SND_LAST_POWER_OFF] = a[i, SND_CYCLES]
         a[i, SND_POWERON] = wp.int64(0)
         a[i, SND_DIV_COUNTER] = wp.int64(0)
         a[i, N_COUNTER] = wp.int64(0)

@@ -20,7 +20,10 @@ SND_AFTER_DIV = wp.constant(9)  # apu_poweron_after_div_write
 SND_NR50 = wp.constant(10)
 SND_NR51 = wp.constant(11)  # the eight panning flags as one byte
 SND_FRAME_SAMPLES = wp.constant(12)  # samples PyBoy took since the frame began (its buffer)
-# (PyBoy's last_div_write_cycles and last_power_off_cycles only count on CGB: not kept)
+# CGB hardware only (PyBoy keeps them unsaved): the unit's clock at the last DIV write that
+# clocked the sequencer and at the last power-off (NR52's power-on alignment reads them)
+SND_LAST_DIV_WRITE = wp.constant(13)
+SND_LAST_POWER_OFF = wp.constant(14)
 # Four channel blocks of CH_STRIDE columns: sweep (NR1x), tone (NR2x), wave (NR3x), noise.
 CH0 = 16
 CH_STRIDE = 17
