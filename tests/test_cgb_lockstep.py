@@ -235,3 +235,74 @@ def test_random_sound_programs_on_cgb_hardware(seed):
 @pytest.mark.parametrize("seed", range(2, 30))
 def test_random_sound_programs_on_cgb_hardware_more(seed):
     test_random_sound_programs_on_cgb_hardware(seed)
+
+
+def _state_program() -> str:
+    """Double speed, palettes, VRAM bank 1 selected, WRAM bank 5, then forever: an HBlank
+    HDMA of 64 blocks restarted when done, VBK and SVBK flipped, counters in both banks,
+    LY and FF55 logged: whatever frame a state is saved at, every CGB part is in use."""
+    lines = ['SECTION "main", ROM0[$0150]', "Main:", DOUBLE_SPEED.split("\n", 1)[1]]
+
+    def w(reg: int, value: int) -> None:
+        lines.append(f"    ld a, ${value & 0xFF:02X}\n    ldh [${reg:02X}], a")
+
+    w(0x68, 0x80)
+    for k in range(64):
+        w(0x69, 0x3F + 5 * k)
+    w(0x6A, 0x84)
+    w(0x4F, 1)
+    w(0x70, 5)
+    lines.append("    ld hl, $C400\n.loop:")
+    for reg, value in ((0x51, 0xD0), (0x52, 0x00), (0x53, 0x88), (0x54, 0x00), (0x55, 0xBF)):
+        w(reg, value)
+    lines.append(
+        ".wait:\n    ldh a, [$44]\n    ld [hl+], a\n    ldh a, [$55]\n    ld [hl+], a\n"
+        "    ld a, h\n    and $03\n    or $C4\n    ld h, a\n"
+        "    ld a, [$D123]\n    inc a\n    ld [$D123], a\n    ld [$8123], a\n"
+        "    ldh a, [$55]\n    cp $FF\n    jr nz, .wait\n"
+        "    ldh a, [$4F]\n    xor $01\n    ldh [$4F], a\n"
+        "    ldh a, [$70]\n    xor $06\n    ldh [$70], a\n"
+        "    ld a, [$C3FF]\n    inc a\n    ld [$C3FF], a\n    ldh [$6B], a\n"
+        "    jr .loop"
+    )
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("saved_at", [BOOT + 2, BOOT + 5])
+def test_a_pyboy_cgb_state_loads_and_runs_on_in_lockstep(saved_at):
+    """A PyBoy ``cgb=True`` save state (double speed, an HBlank HDMA running, both banks in
+    use) loaded into a CGB machine (backends/savestate_bridge.py, kernels/board/cgb.py's
+    load) runs on as PyBoy does after loading the same file."""
+    import io as bytes_io
+
+    from gbxcule.backends.machine_state import capture_env, restore_env
+    from gbxcule.backends.savestate_bridge import env_state_from_pyboy
+    from gbxcule.backends.warp_base import cart_config
+    from gbxcule.core.savestate import load_pyboy_state
+
+    from .support.cgb_support import cgb_frame, cgb_machine, diff, pyboy_cgb
+
+    rom = build_rom(_state_program(), cgb_flag=0x80)
+    source = pyboy_cgb(rom)
+    source.tick(saved_at, False)
+    buf = bytes_io.BytesIO()
+    source.save_state(buf)
+    source.stop(save=False)
+    state = load_pyboy_state(buf.getvalue(), rom)
+    assert state.double_speed and state.hdma.transfer_active
+    pyboy = pyboy_cgb(rom)
+    pyboy.load_state(bytes_io.BytesIO(buf.getvalue()))
+    m = cgb_machine(rom)
+    _, cart = cart_config(rom)
+    restore_env(m, 0, env_state_from_pyboy(state, capture_env(m, 0), cart))
+    after = 0
+    try:
+        problems = diff(pyboy, m)
+        while not problems and after < 12:
+            pyboy.tick(1, False)
+            cgb_frame(m)
+            after += 1
+            problems = diff(pyboy, m)
+    finally:
+        pyboy.stop(save=False)
+    assert not problems, f"frame {after} after the load:\n  " + "\n  ".join(problems)

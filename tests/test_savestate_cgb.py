@@ -334,12 +334,41 @@ def test_a_cgb_state_is_refused_where_a_dmg_machine_would_load_it(which, tmp_pat
     with pytest.raises(SavestateError, match="Game Boy Color save state.*issue #46"):
         read_state_source(data, rom)  # every backend's load_state and start states
     with pytest.raises(SavestateError, match="Game Boy Color save state"):
-        env_state_from_pyboy(load_pyboy_state(data, rom), None, None)  # type: ignore[arg-type]
+        base, cart = _dmg_machine_state(rom)
+        env_state_from_pyboy(load_pyboy_state(data, rom), base, cart)
     (tmp_path / "game.gb").write_bytes(rom)
     (tmp_path / "start.state").write_bytes(data)
     args = [str(tmp_path / "game.gb"), "--from", str(tmp_path / "start.state"), "--no-sheet"]
     assert main(["states", *args, "--out", str(tmp_path)]) == 2
     assert "start.state: a Game Boy Color save state" in capsys.readouterr().err
+
+
+def _dmg_machine_state(rom: bytes, cgb: bool = False):
+    """A one-env machine's host state for ``rom`` (a DMG machine unless ``cgb``)."""
+    import numpy as np
+
+    from gbxcule.backends.machine_state import capture_env
+    from gbxcule.backends.warp_base import allocate_machine, cart_config
+
+    _, cart = cart_config(rom)
+    m = allocate_machine(
+        1, rom=np.frombuffer(rom, np.uint8), boot=np.zeros(256, np.uint8), cart=cart,
+        device="cpu", cgb=cgb,
+    )  # fmt: skip
+    return capture_env(m, 0), cart
+
+
+def test_a_dmg_state_is_refused_by_a_cgb_machine():
+    from gbxcule.backends.savestate_bridge import env_state_from_pyboy
+
+    data, rom = _case("color")
+    state = load_pyboy_state(data, rom)
+    state.cgb = 0
+    state.lcd.cgb = state.lcd.downgraded_to_dmg = state.lcd.speed_shift = 0
+    state.double_speed = 0
+    base, cart = _dmg_machine_state(rom, cgb=True)
+    with pytest.raises(SavestateError, match="a DMG save state: this machine is a Game Boy"):
+        env_state_from_pyboy(state, base, cart)
 
 
 # Header (6), HDMA (10), CPU (27), OAM DMA (12), then the LCD block's DMG part.

@@ -41,7 +41,7 @@ import numpy as np
 from gbxcule.backends.machine_state import MachineState, capture_env, copy_state, restore_env
 from gbxcule.backends.warp_base import CartConfig, allocate_machine
 from gbxcule.core import pixels as px
-from gbxcule.core.memory_layout import SPAN
+from gbxcule.core.memory_layout import CGB_BYTES, SPAN
 from gbxcule.core.pyboy_state import PyBoyState
 from gbxcule.core.savestate import SavestateError, cart_layout_from_rom, refuse_cgb
 from gbxcule.kernels.units import UNITS
@@ -55,18 +55,28 @@ FRESH_PYBOY_FIELDS = {k: v for unit in UNITS for k, v in unit.fresh_after_load.i
 UNSAVED_FIELDS = frozenset().union(*(unit.unsaved for unit in UNITS))
 
 
-def _check_dmg(state: PyBoyState) -> None:
-    refuse_cgb(state)
-    lcd = state.lcd
-    if lcd.stat_transition == STAT_TRANSITION_VBLANK_PRETRIGGERED:
-        raise SavestateError("the state has a CGB-only LCD transition (VBlank STAT pre-trigger)")
+def is_cgb_state(st: MachineState) -> bool:
+    """Whether ``st`` is a Game Boy Color machine's (its ``Machine.cgb`` row full size)."""
+    return int(st["cgb"].size) == CGB_BYTES
+
+
+def _check_state(state: PyBoyState, st: MachineState) -> None:
+    """A CGB-hardware state loads only into a CGB machine (kernels/board/cgb.py)."""
+    if not is_cgb_state(st):
+        refuse_cgb(state)
+        if state.lcd.stat_transition == STAT_TRANSITION_VBLANK_PRETRIGGERED:
+            raise SavestateError(
+                "the state has a CGB-only LCD transition (VBlank STAT pre-trigger)"
+            )
+    elif not state.from_cgb:
+        raise SavestateError("a DMG save state: this machine is a Game Boy Color (cgb=True)")
     if state.oam_dma.reading:
         raise SavestateError("the state was saved in the middle of an OAM DMA byte read")
 
 
 def env_state_from_pyboy(state: PyBoyState, base: MachineState, cart: CartConfig) -> MachineState:
     """The env state PyBoy 2.8.1 would have after loading ``state`` (see the module doc)."""
-    _check_dmg(state)
+    _check_state(state, base)
     st = copy_state(base)
     for unit in UNITS:  # kernels/units.py: each takes its own part
         unit.load(state, st, cart)
@@ -81,25 +91,33 @@ def _scratch_machine(st: MachineState, cart: CartConfig):
         boot=np.zeros(0x100, dtype=np.uint8),
         cart=cart,
         device="cpu",
+        cgb=is_cgb_state(st),
     )
     restore_env(m, 0, st)
     return m
 
 
 def _derive_lcd(st: MachineState, cart: CartConfig) -> MachineState:
-    """Run ``kernels/pyboy_load.py`` on a one-env scratch machine holding ``st``."""
+    """Run ``kernels/pyboy_load.py`` on a one-env scratch machine holding ``st`` (its CGB
+    variant for a CGB machine's: the CGB sprite timing)."""
     import warp as wp
 
     from gbxcule.kernels.pyboy_load import derive_lcd_after_load
+    from gbxcule.kernels.variant import cgb_variant
 
     m = _scratch_machine(st, cart)
+    kernel = cgb_variant(derive_lcd_after_load) if is_cgb_state(st) else derive_lcd_after_load
     one = wp.ones(1, dtype=wp.uint8, device="cpu")
-    wp.launch(derive_lcd_after_load, dim=1, inputs=[m, one], device="cpu")
+    wp.launch(kernel, dim=1, inputs=[m, one], device="cpu")
     return capture_env(m, 0)
 
 
 def pyboy_state_from_env(st: MachineState, cart: CartConfig, rom: bytes) -> PyBoyState:
     """A v29 ``PyBoyState`` of the env state ``st`` (see the module doc for what is lost)."""
+    if is_cgb_state(st):
+        raise SavestateError(
+            "saving a Game Boy Color machine's state is not supported yet (issue #46)"
+        )
     layout = cart_layout_from_rom(rom)
     parts: dict = {}
     for unit in UNITS:  # kernels/units.py: each gives back its own part

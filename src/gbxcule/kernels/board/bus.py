@@ -211,7 +211,7 @@ BOARD_IO = np.setdiff1d(np.arange(IO_BYTES), UNIT_REGS)
 def board_from_pyboy(memory: MemoryState, bootrom_enabled: int, st: MachineState) -> None:
     """Load the boot ROM switch and the memory block into the host state ``st``."""
     mem = st["mem"]
-    mem[WRAM_OFF : WRAM_OFF + WRAM_SIZE] = memory.wram
+    mem[WRAM_OFF : WRAM_OFF + WRAM_SIZE] = memory.wram[:WRAM_SIZE]  # CGB: banks 0-1 (cgb.py)
     mem[UNUSABLE_OFF : UNUSABLE_OFF + UNUSABLE_SIZE] = memory.unusable
     mem[HRAM_OFF : HRAM_OFF + HRAM_SIZE] = memory.hram
     host_io(st)[BOARD_IO] = np.asarray(memory.io, dtype=np.uint8)[BOARD_IO]

@@ -18,11 +18,14 @@ speed.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import warp as wp
 
 from gbxcule.core.memory_layout import (
     CGB_BG_PALETTES_OFF,
+    CGB_HDMA_OFF,
     CGB_OBJ_PALETTES_OFF,
     CGB_SPEED_OFF,
     CGB_VRAM_OTHER_OFF,
@@ -36,7 +39,7 @@ from gbxcule.core.memory_layout import (
 )
 from gbxcule.kernels.apu.apu import apu_sync
 from gbxcule.kernels.ppu.ppu import lcd_sync_outlined
-from gbxcule.kernels.state import BOOT_ON, Machine, Unit
+from gbxcule.kernels.state import BOOT_ON, Machine, MachineState, Unit
 
 wp.set_module_options({"enable_backward": False})
 
@@ -236,10 +239,56 @@ def palettes_of(row: np.ndarray, base: int) -> np.ndarray:
     return row[base : base + 64].view("<u2").copy()
 
 
+def cgb_from_pyboy(state: Any, st: MachineState, cart: Any = None) -> None:
+    """A CGB-hardware PyBoy state's CGB parts into the host state of a CGB machine (after
+    the other units loaded theirs; a DMG state leaves the row alone): the registers, the
+    banks as ``Machine.cgb`` keeps them (``mem`` holds the selected ones), palette RAM,
+    HDMA's addresses and the speed."""
+    if not state.from_cgb:
+        return
+    row = st["cgb"]
+    lcd = state.lcd
+    io = st["mem"][IO_OFF : IO_OFF + 0x80]
+    io[0x4C], io[0x4D], io[0x6C] = state.key0, state.key1, lcd.object_priority_mode
+    io[0x70] = state.wram_select
+    h = state.hdma
+    io[0x51:0x56] = (h.hdma1, h.hdma2, h.hdma3, h.hdma4, h.hdma5)
+    hdma = CGB_HDMA_OFF
+    row[hdma : hdma + 2] = (h.curr_src & 0xFF, h.curr_src >> 8)
+    row[hdma + 2 : hdma + 4] = (h.curr_dst & 0xFF, h.curr_dst >> 8)
+    row[hdma + 4] = h.transfer_active
+    row[CGB_SPEED_OFF] = state.double_speed
+    mem = st["mem"]
+    wram = np.asarray(state.memory.wram, dtype=np.uint8)
+    bank = max(int(state.wram_select) & 7, 1)
+    for b in range(1, 8):
+        at = CGB_WRAM_BANKS_OFF + (b - 1) * CGB_WRAM_BANK_SIZE
+        row[at : at + CGB_WRAM_BANK_SIZE] = wram[
+            b * CGB_WRAM_BANK_SIZE : (b + 1) * CGB_WRAM_BANK_SIZE
+        ]
+    d000 = WRAM_OFF + CGB_WRAM_BANK_SIZE
+    mem[d000 : d000 + CGB_WRAM_BANK_SIZE] = wram[
+        bank * CGB_WRAM_BANK_SIZE : (bank + 1) * CGB_WRAM_BANK_SIZE
+    ]
+    if lcd.cgb:  # not downgraded: its VRAM bank 1 and palettes are in the file
+        io[0x4F] = lcd.vbk & 1
+        io[0x68], io[0x6A] = lcd.bcps.value, lcd.ocps.value
+        row[CGB_BG_PALETTES_OFF : CGB_BG_PALETTES_OFF + 64] = np.asarray(lcd.bcpd, "<u2").view(
+            np.uint8
+        )
+        row[CGB_OBJ_PALETTES_OFF : CGB_OBJ_PALETTES_OFF + 64] = np.asarray(lcd.ocpd, "<u2").view(
+            np.uint8
+        )
+        banks = (np.asarray(lcd.vram, np.uint8), np.asarray(lcd.vram1, np.uint8))
+        seen = lcd.vbk & 1
+        mem[VRAM_OFF : VRAM_OFF + VRAM_SIZE] = banks[seen]
+        row[CGB_VRAM_OTHER_OFF : CGB_VRAM_OTHER_OFF + VRAM_SIZE] = banks[1 - seen]
+
+
 CGB_UNIT = Unit(
     "cgb",
     cgb_power_on,
-    load=lambda state, st, cart: None,  # a CGB state is refused before it gets here
+    load=cgb_from_pyboy,
     save=lambda st, cart, layout: {},
     unsaved=frozenset({"cgb"}),  # a DMG machine's row: in no DMG state
     arrays={"cgb": (DMG_CGB_BYTES,)},  # a CGB machine's row is CGB_BYTES: backends/warp_base.py
