@@ -24,21 +24,36 @@ from gbxcule.core.cartridge import (
 )
 
 
-def read_rom(rom_path: str | Path, *, allow_bad_logo: bool = False) -> bytes:
+def read_rom(
+    rom_path: str | Path, *, allow_bad_logo: bool = False, allow_cgb_only: bool = False
+) -> bytes:
     """The ROM file's bytes. A wrong header checksum is refused (PyBoy refuses it), and so
-    are a Game Boy Color only game (until Color mode exists) and a wrong Nintendo logo
-    unless ``allow_bad_logo`` (the error names that override)."""
+    are a Game Boy Color only game (unless ``allow_cgb_only``: a Color machine runs it) and
+    a wrong Nintendo logo unless ``allow_bad_logo`` (the error names that override)."""
     path = Path(rom_path)
     if not path.is_file():
         raise FileNotFoundError(f"ROM file not found: {path}")
     data = path.read_bytes()
     if len(data) < 0x150:
         raise ValueError(f"ROM file {path} is {len(data)} bytes, too short for a cartridge header")
-    header = CartridgeHeader.parse(data, strict=False, allow_bad_logo=allow_bad_logo)
+    header = CartridgeHeader.parse(
+        data, strict=False, allow_bad_logo=allow_bad_logo, allow_cgb_only=allow_cgb_only
+    )
     bad = [p for p in header.problems if p.endswith((BAD_LOGO_HINT, CHECKSUM_HINT, CGB_ONLY_HINT))]
     if bad:
         raise CartridgeError(f"{path}: {bad[0]}")
     return data
+
+
+def check_cgb(cgb: Any, boot: str, pixels: bool) -> bool:
+    """``cgb`` as a bool: a Game Boy Color machine boots PyBoy's CGB boot ROM
+    (``boot="pyboy"``) and renders no screens yet (issue #46)."""
+    if cgb and (boot != "pyboy" or pixels):
+        raise ValueError(
+            "cgb=True runs PyBoy's CGB boot ROM (pass boot='pyboy') and renders no "
+            "screens yet (render_pixels and render_pixels_packed must be False)"
+        )
+    return bool(cgb)
 
 
 def check_positive_int(name: str, value: Any) -> int:

@@ -45,11 +45,20 @@ class EnvSlices:
     """Envs ``[0, num_envs)`` in ``parts`` contiguous slices of near-equal size, with a
     worker pool for every slice but the first when there is more than one."""
 
-    def __init__(self, num_envs: int, parts: int = 1, block_dim: int | None = None) -> None:
+    def __init__(
+        self,
+        num_envs: int,
+        parts: int = 1,
+        block_dim: int | None = None,
+        kernel_for: Any = None,
+    ) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self.num_envs = num_envs
         self.block_dim = block_dim  # threads per CUDA block; None: Warp's own (256, or the CPU)
+        # the kernel a launch runs for the one asked for: a Game Boy Color machine's variant
+        # (kernels/variant.py, cgb_variant), or the kernel itself
+        self.kernel_for = kernel_for if kernel_for is not None else (lambda kernel: kernel)
         parts = max(1, min(parts, num_envs))
         bounds = [num_envs * k // parts for k in range(parts + 1)]
         self.ranges: list[tuple[int, int]] = list(zip(bounds[:-1], bounds[1:]))
@@ -64,6 +73,7 @@ class EnvSlices:
         """Launch ``kernel`` over every slice: dim ``(hi - lo, *dim_tail)``, inputs ``args``
         with :class:`PerEnv` / :class:`PerSlice` entries resolved for the slice. Returns
         when every slice's launch has returned."""
+        kernel = self.kernel_for(kernel)
         if self._pool is not None and kernel not in self._loaded:
             # Warp loads a module on its first launch; two threads launching it first at
             # once would both load it (one copy is then dropped). Recording a launch
@@ -84,6 +94,7 @@ class EnvSlices:
         """The launches :meth:`launch` would make, recorded (``wp.launch(record_cmd=True)``)
         for :meth:`replay`: for a launch repeated with the same arguments every step, it
         skips Warp's argument packing (~20 us a launch on the CPU)."""
+        kernel = self.kernel_for(kernel)
         return [
             self._launch_one(kernel, args, k, device, dim_tail, record=True)
             for k in range(len(self.ranges))

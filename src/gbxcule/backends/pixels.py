@@ -324,6 +324,15 @@ class PixelBackendMixin:
 
     machine: Any
     pixels: PixelBuffers
+    cgb: bool = False
+
+    def _screens_drawn(self) -> None:
+        """A Game Boy Color machine's screens need the CGB renderer, not built yet."""
+        if self.cgb:
+            raise NotImplementedError(
+                "a Game Boy Color machine's screens are not rendered yet (issue #46): "
+                "use RAM reads (read_memory, a task's reads and features), not pixels"
+            )
 
     def render_pixels_after_step(self) -> None:
         m = self.machine
@@ -342,6 +351,7 @@ class PixelBackendMixin:
         return self.pixels.pixels_packed_torch()
 
     def render_pixels_snapshot_to_torch(self, out: torch.Tensor, base_offset: int = 0) -> None:
+        self._screens_drawn()
         m = self.machine
         self.pixels.render_pixels_snapshot_to_torch(
             m.frame_video, m.line_latch, out, base_offset, video_log=m.video_log
@@ -350,6 +360,7 @@ class PixelBackendMixin:
     def render_pixels_snapshot_packed_to_torch(
         self, out: torch.Tensor, base_offset_bytes: int = 0
     ) -> None:
+        self._screens_drawn()
         m = self.machine
         self.pixels.render_pixels_snapshot_packed_to_torch(
             m.frame_video, m.line_latch, out, base_offset_bytes, video_log=m.video_log
@@ -366,11 +377,13 @@ class PixelBackendMixin:
 
     def screens(self, envs: Any) -> np.ndarray:
         """``TrainingBackend.screens``: one full render launch for ``envs``."""
+        self._screens_drawn()
         m = self.machine
         return self.pixels.render_full(m.frame_video, m.line_latch, envs, video_log=m.video_log)
 
     def frame_shades(self, env: int) -> np.ndarray:
         """``uint8 [144, 160]`` shades of the last frame of ``env`` (protocol method)."""
+        self._screens_drawn()
         m = self.machine
         return self.pixels.render_full(m.frame_video, m.line_latch, [env], video_log=m.video_log)[0]
 

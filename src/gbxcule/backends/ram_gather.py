@@ -110,10 +110,11 @@ class DeviceRamGather:
 
         from gbxcule.backends.device_inputs import launch_consuming
         from gbxcule.kernels.debug_access import peek_envs
+        from gbxcule.kernels.variant import machine_kernel
 
         out = self.io_out
         launch_consuming(
-            peek_envs,
+            machine_kernel(self.machine, peek_envs),
             out.shape[0],
             [self.machine, self.io_addrs, wp.from_torch(out)],
             self.io_addrs.device,

@@ -277,7 +277,7 @@ class TrainingApiMixin:
     def _state_from_source(self, source: Any) -> MachineState:
         if self._post_boot is None:
             raise RuntimeError("reset() must run before save states can be loaded")
-        state = read_state_source(source, self._rom)
+        state = read_state_source(source, self._rom, cgb=getattr(self, "cgb", False))
         return env_state_from_pyboy(state, self._post_boot, self.cart)
 
     def _env_list(self, envs: Any) -> np.ndarray:

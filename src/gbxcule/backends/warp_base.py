@@ -93,10 +93,15 @@ class CartConfig:
         }
 
 
-def cart_config(rom: bytes, *, allow_bad_logo: bool = False) -> tuple[CartridgeHeader, CartConfig]:
+def cart_config(
+    rom: bytes, *, allow_bad_logo: bool = False, allow_cgb_only: bool = False
+) -> tuple[CartridgeHeader, CartConfig]:
     """Validate ``rom`` and derive the kernel constants; raises ``CartridgeError`` subclasses.
-    ``allow_bad_logo`` accepts a wrong logo or header checksum, as PyBoy does."""
-    header = CartridgeHeader.parse(rom, allow_bad_logo=allow_bad_logo)
+    ``allow_bad_logo`` accepts a wrong logo or header checksum, as PyBoy does;
+    ``allow_cgb_only`` a Game Boy Color only game (for a Color machine)."""
+    header = CartridgeHeader.parse(
+        rom, allow_bad_logo=allow_bad_logo, allow_cgb_only=allow_cgb_only
+    )
     if header.mbc not in MBC_KIND:
         raise UnsupportedCartridgeError(
             f"cartridge type ${header.cart_type:02X} ({header.cart_type_name}) is not supported; "

@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from gbxcule.asm.bootrom import BOOT_MAX_FRAMES, boot_image, check_boot
+from gbxcule.asm.bootrom import BOOT_MAX_FRAMES, boot_image, check_boot, pyboy_boot_rom_bytes
 from gbxcule.backends.checks import (
     check_block_dim,
+    check_cgb,
     check_cuda_max_registers,
     check_env,
     check_env_order,
@@ -47,6 +48,7 @@ from gbxcule.core.actions import check_step_timing, get_codec
 from gbxcule.core.dmg import POST_BOOT_PC
 from gbxcule.kernels.board.joypad import joypad_slots
 from gbxcule.kernels.state import Machine
+from gbxcule.kernels.variant import cgb_variant, machine_kernel
 
 
 def peek_memory(m: Any, env: int, lo: int, hi: int) -> np.ndarray:
@@ -56,7 +58,7 @@ def peek_memory(m: Any, env: int, lo: int, hi: int) -> np.ndarray:
     check_range(lo, hi)
     out = wp.zeros(hi - lo, dtype=wp.uint8, device=m.mem.device)
     if hi > lo:
-        wp.launch(peek, dim=1, inputs=[m, env, lo, out], device=m.mem.device)
+        wp.launch(machine_kernel(m, peek), dim=1, inputs=[m, env, lo, out], device=m.mem.device)
     return out.numpy()
 
 
@@ -67,7 +69,7 @@ def poke_memory(m: Any, env: int, addr: int, data: bytes | np.ndarray | int) -> 
     values = write_values(addr, data)
     if len(values):
         arr = wp.array(values.astype(np.uint8), dtype=wp.uint8, device=m.mem.device)
-        wp.launch(poke, dim=1, inputs=[m, env, addr, arr], device=m.mem.device)
+        wp.launch(machine_kernel(m, poke), dim=1, inputs=[m, env, addr, arr], device=m.mem.device)
 
 
 class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin):
@@ -98,6 +100,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         cuda_max_registers: int | None = None,
         hot_loop: bool = True,
         env_order: str = "launch",
+        cgb: bool = False,
     ) -> None:
         """``block_dim``: CUDA threads per block for every launch (a multiple of 32 up to
         1024); ``None`` (default) 64 on CUDA (``checks.CUDA_BLOCK_DIM``). The step kernel
@@ -132,13 +135,19 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         ``boot``: which boot ROM ``reset()`` runs from power-on (``gbxcule.asm.bootrom``):
         ``"fast"`` (default; our goldens, PyBoy backend default), ``"dmg"`` (a real DMG's
         post-boot DIV counter and LCD phase) or ``"pyboy"`` (the installed PyBoy's own boot
-        ROM: every env then equals a stock ``PyBoy(rom)`` at 0x0100)."""
+        ROM: every env then equals a stock ``PyBoy(rom)`` at 0x0100).
+
+        ``cgb``: Game Boy Color machines as PyBoy's ``cgb=True`` (experimental, issue #46),
+        ``boot="pyboy"``; no screens yet (``history/cgb.md``)."""
         release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
         self.boot = check_boot(boot)
+        self.cgb = check_cgb(cgb, self.boot, render_pixels or render_pixels_packed)
         self.codec = get_codec(action_codec)
         self.rom_path = Path(rom_path)
-        self._rom = read_rom(rom_path, allow_bad_logo=allow_bad_logo)
-        self.header, self.cart = cart_config(self._rom, allow_bad_logo=allow_bad_logo)
+        self._rom = read_rom(rom_path, allow_bad_logo=allow_bad_logo, allow_cgb_only=self.cgb)
+        self.header, self.cart = cart_config(
+            self._rom, allow_bad_logo=allow_bad_logo, allow_cgb_only=self.cgb
+        )
         self.num_envs = num_envs
         self.frames_per_step = frames_per_step
         self.release_after_frames = release_after_frames
@@ -164,15 +173,19 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         self.machine = allocate_machine(
             num_envs,
             rom=np.frombuffer(self._rom, dtype=np.uint8),
-            boot=np.frombuffer(boot_image(self.boot), dtype=np.uint8),
+            boot=np.frombuffer(
+                pyboy_boot_rom_bytes(cgb=True) if self.cgb else boot_image(self.boot),
+                dtype=np.uint8,
+            ),
             cart=self.cart,
             device=device,
             mem_layout=mem_layout,
             cpu_fast_paths=cpu_fast_paths,
+            cgb=self.cgb,
         )
-        self._slices = EnvSlices(
-            num_envs, self._launch_parts(), check_block_dim(block_dim, wp.get_device(device))
-        )
+        block_dim = check_block_dim(block_dim, wp.get_device(device))
+        kernel_for = cgb_variant if self.cgb else None  # every launch: kernels/variant.py
+        self._slices = EnvSlices(num_envs, self._launch_parts(), block_dim, kernel_for)
         self._machine_parts = PerSlice(
             [self.machine]
             if len(self._slices.ranges) == 1

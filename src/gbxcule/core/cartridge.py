@@ -179,12 +179,18 @@ class CartridgeHeader:
 
     @classmethod
     def parse(
-        cls, data: bytes | bytearray, *, strict: bool = True, allow_bad_logo: bool = False
+        cls,
+        data: bytes | bytearray,
+        *,
+        strict: bool = True,
+        allow_bad_logo: bool = False,
+        allow_cgb_only: bool = False,
     ) -> CartridgeHeader:
         """The header of ``data``; ``strict`` raises on the first problem. A wrong Nintendo
         logo (ROM hacks have one; PyBoy runs them) is a problem unless ``allow_bad_logo``,
         and its message names that override; a wrong header checksum always is (PyBoy
-        refuses to load such a ROM)."""
+        refuses to load such a ROM); a Game Boy Color only game is, unless
+        ``allow_cgb_only`` (a Game Boy Color machine runs it)."""
         if len(data) < HEADER_END:
             raise CartridgeError(
                 f"image is truncated: {len(data)} bytes, a header needs at least {HEADER_END}"
@@ -222,7 +228,7 @@ class CartridgeHeader:
             )
 
         cgb_flag = data[CGB_FLAG_OFFSET]
-        if cgb_flag & 0xC0 == 0xC0:
+        if cgb_flag & 0xC0 == 0xC0 and not allow_cgb_only:
             problems.append(f"Game Boy Color only (${cgb_flag:02X} at 0x0143){CGB_ONLY_HINT}")
 
         ram_code = data[RAM_SIZE_OFFSET]

@@ -19,15 +19,17 @@ from gbxcule.core.snapshot import SNAPSHOT_MAGIC
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def read_state_source(source: Any, rom: bytes) -> PyBoyState:
+def read_state_source(source: Any, rom: bytes, cgb: bool = False) -> PyBoyState:
     """A PyBoy ``.state`` (v7-v29), a gbxcule snapshot, or a ``PyBoyState``, for ``rom``.
 
     ``source`` is bytes or a path; gzip-compressed data is accepted. A snapshot must
-    belong to ``rom`` (its sha256) and not be of a newer format, and no state may need
-    a CGB machine (every backend runs DMG); refusals raise ``SavestateError``.
+    belong to ``rom`` (its sha256) and not be of a newer format, and a state that needs a
+    CGB machine is refused unless ``cgb`` (the machine is one: the bridge checks the
+    rest); refusals raise ``SavestateError``.
     """
     state = _read(source, rom)
-    refuse_cgb(state)
+    if not cgb:
+        refuse_cgb(state)
     return state
 
 

@@ -18,7 +18,9 @@ from typing import Any
 
 import warp as wp
 
-__all__ = ["cgb_variant", "graph_variant"]
+from gbxcule.core.memory_layout import CGB_BYTES
+
+__all__ = ["cgb_variant", "graph_variant", "machine_kernel"]
 
 
 def graph_variant(
@@ -128,3 +130,9 @@ def cgb_variant(kernel: Any) -> Any:
     """``kernel`` for Game Boy Color machines: its graph with ``CGB`` True (history/cgb.md),
     in a module named after the kernel's, built once a kernel."""
     return graph_variant(kernel, {"CGB": True}, f"{kernel.module.name}.cgb")
+
+
+def machine_kernel(m: Any, kernel: Any) -> Any:
+    """``kernel`` for machine ``m``: its CGB variant on a Game Boy Color machine (whose
+    ``Machine.cgb`` rows are full size), else the kernel itself."""
+    return cgb_variant(kernel) if m.cgb.shape[1] == CGB_BYTES else kernel
