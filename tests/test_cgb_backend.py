@@ -23,6 +23,17 @@ def colour_only_rom(tmp_path_factory):
     return path
 
 
+def _assert_same_memory(b, pyboy) -> None:
+    """Every env's WRAM (the bank at D000 selected), VRAM (the bank selected) and IO page
+    as PyBoy's."""
+    for env in range(b.num_envs):
+        for lo, hi in ((0xC000, 0xE000), (0x8000, 0xA000), (0xFF00, 0xFF80)):
+            ours = b.read_memory(env, lo, hi)
+            want = np.asarray(pyboy.memory[lo:hi], np.uint8)
+            bad = np.nonzero(ours != want)[0]
+            assert bad.size == 0, (env, hex(lo + int(bad[0])), ours[bad[0]], want[bad[0]])
+
+
 def _pyboy_after(rom: bytes, frames: int):
     pyboy = pyboy_cgb(rom)
     pyboy.tick(frames, False)
@@ -43,12 +54,7 @@ def test_a_cgb_backend_steps_as_pyboy_cgb_does(colour_only_rom):
         for _ in range(8):
             b.step(np.zeros(2, dtype=np.int64))
             pyboy.tick(1, False)
-        for env in range(2):
-            for lo, hi in ((0xC000, 0xE000), (0x8000, 0xA000), (0xFF00, 0xFF80)):
-                ours = b.read_memory(env, lo, hi)
-                want = np.asarray(pyboy.memory[lo:hi], np.uint8)
-                bad = np.nonzero(ours != want)[0]
-                assert bad.size == 0, (env, hex(lo + int(bad[0])), ours[bad[0]], want[bad[0]])
+        _assert_same_memory(b, pyboy)
         pyboy.stop(save=False)
     finally:
         b.close()
@@ -92,12 +98,7 @@ def test_a_pyboy_cgb_state_as_a_start_state_of_a_cgb_backend(colour_only_rom):
         for _ in range(6):
             b.step(np.zeros(2, dtype=np.int64))
             pyboy.tick(1, False)
-        for env in range(2):
-            for lo, hi in ((0xC000, 0xE000), (0x8000, 0xA000), (0xFF00, 0xFF80)):
-                ours = b.read_memory(env, lo, hi)
-                want = np.asarray(pyboy.memory[lo:hi], np.uint8)
-                bad = np.nonzero(ours != want)[0]
-                assert bad.size == 0, (env, hex(lo + int(bad[0])), ours[bad[0]], want[bad[0]])
+        _assert_same_memory(b, pyboy)
     finally:
         pyboy.stop(save=False)
         b.close()

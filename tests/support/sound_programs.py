@@ -283,10 +283,10 @@ def random_sound_program(seed: int, snippets: int = 200) -> bytes:
     return _body("".join(lines))
 
 
-def random_wave_program(seed: int, rounds: int = 40) -> bytes:
-    """Channel 3 playing at random periods while wave RAM is read and written at random
-    M-cycles (nops between), retriggered now and then: the one-cycle access window."""
-    rng = random.Random(seed)
+def _wave_rounds(rng: random.Random, rounds: int, access) -> bytes:
+    """Wave RAM filled at random, channel 3 started, then ``rounds`` rounds at random
+    periods of 8-39 accesses ``access(rng, period)`` with 0-3 nops before each; at the end
+    the channel stopped and every register read."""
     lines = [POWER_ON, "".join(_write(0x30 + k, rng.randrange(256)) for k in range(16))]
     lines.append(_write(0x1A, 0x80) + _write(0x1C, 0x20))
     for _round in range(rounds):
@@ -294,15 +294,24 @@ def random_wave_program(seed: int, rounds: int = 40) -> bytes:
         lines.append(_write(0x1D, period & 0xFF) + _write(0x1E, 0x80 | (period >> 8)))
         for _access in range(rng.randrange(8, 40)):
             lines.append("    nop\n" * rng.randrange(4))
-            r = rng.random()
-            if r < 0.75:
-                lines.append(_read(0x30 + rng.randrange(16)))
-            elif r < 0.9:
-                lines.append(_write(0x30 + rng.randrange(16), rng.randrange(256)))
-            else:
-                lines.append(_write(0x1E, 0x80 | (period >> 8)))
+            lines.append(access(rng, period))
     lines.append(_write(0x1A, 0x00) + _read_all(".r"))
     return _body("".join(lines))
+
+
+def random_wave_program(seed: int, rounds: int = 40) -> bytes:
+    """Channel 3 playing at random periods while wave RAM is read and written at random
+    M-cycles (nops between), retriggered now and then: the one-cycle access window."""
+
+    def access(rng: random.Random, period: int) -> str:
+        r = rng.random()
+        if r < 0.75:
+            return _read(0x30 + rng.randrange(16))
+        if r < 0.9:
+            return _write(0x30 + rng.randrange(16), rng.randrange(256))
+        return _write(0x1E, 0x80 | (period >> 8))
+
+    return _wave_rounds(random.Random(seed), rounds, access)
 
 
 # Every instruction form that reads or writes FF30-FF3F, and the M-cycle of the access
@@ -354,26 +363,17 @@ def random_wave_access_program(seed: int, rounds: int = 16) -> bytes:
     """As :func:`random_wave_program`, with every instruction form that reads or writes
     wave RAM (``ld a, [hl]``, ``ld [nn], a``, ``ld [hl], n``, read-modify-writes such as
     ``inc [hl]`` and ``swap [hl]``), each write followed by a read of its byte."""
-    rng = random.Random(seed)
-    lines = [POWER_ON, "".join(_write(0x30 + k, rng.randrange(256)) for k in range(16))]
-    lines.append(_write(0x1A, 0x80) + _write(0x1C, 0x20))
-    for _round in range(rounds):
-        period = rng.choice([0x7FF, 0x7FE, 0x7FD, 0x7FB, 0x7F7, 0x7E1, rng.randrange(0x700, 0x800)])
-        lines.append(_write(0x1D, period & 0xFF) + _write(0x1E, 0x80 | (period >> 8)))
-        for _access in range(rng.randrange(8, 40)):
-            lines.append("    nop\n" * rng.randrange(4))
-            reg, value = 0x30 + rng.randrange(16), rng.randrange(256)
-            r = rng.random()
-            if r < 0.45:
-                lines.append(rng.choice(WAVE_READS)(reg, value) + STORE)
-            elif r < 0.9:
-                lines.append(rng.choice(WAVE_WRITES)(reg, value))
-                lines.append(
-                    "    nop\n" * rng.randrange(3) + rng.choice(WAVE_READS)(reg, 0) + STORE
-                )
-            elif r < 0.94:
-                lines.append(_write(0x1E, 0x80 | (period >> 8)))
-            else:  # the channel's other registers while it plays
-                lines.append(rng.choice(WAVE_EVENTS)(rng, period))
-    lines.append(_write(0x1A, 0x00) + _read_all(".r"))
-    return _body("".join(lines))
+
+    def access(rng: random.Random, period: int) -> str:
+        reg, value = 0x30 + rng.randrange(16), rng.randrange(256)
+        r = rng.random()
+        if r < 0.45:
+            return rng.choice(WAVE_READS)(reg, value) + STORE
+        if r < 0.9:
+            write = rng.choice(WAVE_WRITES)(reg, value)
+            return write + "    nop\n" * rng.randrange(3) + rng.choice(WAVE_READS)(reg, 0) + STORE
+        if r < 0.94:
+            return _write(0x1E, 0x80 | (period >> 8))
+        return rng.choice(WAVE_EVENTS)(rng, period)  # the channel's other registers
+
+    return _wave_rounds(random.Random(seed), rounds, access)

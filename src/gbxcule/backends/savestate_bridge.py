@@ -103,12 +103,11 @@ def _derive_lcd(st: MachineState, cart: CartConfig) -> MachineState:
     import warp as wp
 
     from gbxcule.kernels.pyboy_load import derive_lcd_after_load
-    from gbxcule.kernels.variant import cgb_variant
+    from gbxcule.kernels.variant import machine_kernel
 
     m = _scratch_machine(st, cart)
-    kernel = cgb_variant(derive_lcd_after_load) if is_cgb_state(st) else derive_lcd_after_load
     one = wp.ones(1, dtype=wp.uint8, device="cpu")
-    wp.launch(kernel, dim=1, inputs=[m, one], device="cpu")
+    wp.launch(machine_kernel(m, derive_lcd_after_load), dim=1, inputs=[m, one], device="cpu")
     return capture_env(m, 0)
 
 

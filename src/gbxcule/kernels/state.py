@@ -322,7 +322,7 @@ class Machine:
     video_log: wp.array2d(dtype=wp.int32)
     # ---- Game Boy Color ---------------------------------------------------------
     # [N, CGB_BYTES] the banks the CPU does not see and palette RAM (core/memory_layout.py,
-    # kernels/board/cgb.py); a DMG machine's row is one unused byte
+    # kernels/board/cgb.py); a DMG machine's row is DMG_CGB_BYTES unused bytes
     cgb: wp.array2d(dtype=wp.uint8)
 
 

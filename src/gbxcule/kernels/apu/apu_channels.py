@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.core.memory_layout import CGB_SPEED_OFF
 from gbxcule.kernels.apu.apu_layout import (
     DUTY,
     ENABLE,
@@ -62,12 +61,12 @@ from gbxcule.kernels.apu.apu_layout import (
     WAVE_RAM,
     col,
 )
+from gbxcule.kernels.ppu.ppu import speed_shift
 from gbxcule.kernels.state import TIM_COUNTER, Machine
 
 wp.set_module_options({"enable_backward": False})
 
 CGB = False  # True in the CGB variant (kernels/variant.py): double speed
-SPEED = wp.constant(CGB_SPEED_OFF)
 
 # ---- the frame sequencer's clocks --------------------------------------------------
 
@@ -279,41 +278,34 @@ def tone_write(m: wp.ref[Machine], i: int, ch: int, reg: int, v: int, force: int
 @wp.func
 def wave_trigger(m: wp.ref[Machine], i: int):
     a = m.apu
-    if wp.static(CGB):  # no corruption; a retrigger restarts from frame 1 (restart_pending)
-        was_active = a[i, col(2, ENABLE)] != wp.int64(0)
-        a[i, col(2, ENABLE)] = wp.where(a[i, W_DAC] != wp.int64(0), wp.int64(0x04), wp.int64(0))
-        if a[i, col(2, LEN)] == wp.int64(0):
-            a[i, col(2, LEN)] = wp.int64(256)
-        a[i, col(2, TIMER)] = a[i, col(2, PERIOD)] + wp.int64(5)
-        if was_active:
-            a[i, W_SAMPLEFRAME] = a[i, col(2, FRAME)]
-            a[i, col(2, FRAME)] = wp.int64(0)
-            a[i, W_RESTART] = wp.int64(1)
-        else:
-            a[i, col(2, FRAME)] = wp.int64(0)
-            a[i, W_SAMPLEFRAME] = wp.int64(0)
-            a[i, col(2, SUPPRESSED)] = wp.int64(1)
-            a[i, W_RESTART] = wp.int64(0)
-        a[i, W_ACCESS] = wp.int64(0)
-        return
-    if a[i, col(2, ENABLE)] != wp.int64(0) and a[i, col(2, TIMER)] == wp.int64(1):
-        # DMG: retriggering on the cycle channel 3 reads corrupts the first wave bytes
-        offset = int(((a[i, col(2, FRAME)] + wp.int64(1)) / wp.int64(2)) & wp.int64(0x0F))
-        if offset < 4:
-            a[i, WAVE_RAM] = a[i, WAVE_RAM + offset]
-        else:
-            start = offset & 0x0C
-            for n in range(4):
-                a[i, WAVE_RAM + n] = a[i, WAVE_RAM + start + n]
+    was_active = a[i, col(2, ENABLE)] != wp.int64(0)
+    if not wp.static(CGB):
+        if was_active and a[i, col(2, TIMER)] == wp.int64(1):
+            # DMG: retriggering on the cycle channel 3 reads corrupts the first wave bytes
+            offset = int(((a[i, col(2, FRAME)] + wp.int64(1)) / wp.int64(2)) & wp.int64(0x0F))
+            if offset < 4:
+                a[i, WAVE_RAM] = a[i, WAVE_RAM + offset]
+            else:
+                start = offset & 0x0C
+                for n in range(4):
+                    a[i, WAVE_RAM + n] = a[i, WAVE_RAM + start + n]
     a[i, col(2, ENABLE)] = wp.where(a[i, W_DAC] != wp.int64(0), wp.int64(0x04), wp.int64(0))
     if a[i, col(2, LEN)] == wp.int64(0):
         a[i, col(2, LEN)] = wp.int64(256)
     a[i, col(2, TIMER)] = a[i, col(2, PERIOD)] + wp.int64(5)
+    restart = wp.int64(0)
+    suppressed = wp.int64(0)  # DMG: set by the trigger, cleared by Sound.set
+    if wp.static(CGB):  # a retrigger restarts at frame 1, playing on its sample frame
+        restart = wp.where(was_active, wp.int64(1), wp.int64(0))
+        suppressed = wp.int64(1)
+    if restart != wp.int64(0):
+        a[i, W_SAMPLEFRAME] = a[i, col(2, FRAME)]
+    else:
+        a[i, W_SAMPLEFRAME] = wp.int64(0)
+        a[i, col(2, SUPPRESSED)] = suppressed
     a[i, col(2, FRAME)] = wp.int64(0)
-    a[i, W_SAMPLEFRAME] = wp.int64(0)
-    a[i, W_RESTART] = wp.int64(0)
+    a[i, W_RESTART] = restart
     a[i, W_ACCESS] = wp.int64(0)
-    a[i, col(2, SUPPRESSED)] = wp.int64(0)  # set by the trigger, cleared by Sound.set (DMG)
 
 
 @wp.func(inline=False)
@@ -426,7 +418,7 @@ def nr52_write(m: wp.ref[Machine], i: int, v: int):
     was_on = a[i, SND_POWERON] != wp.int64(0)
     shift = 0
     if wp.static(CGB):  # DIV's bit 5 and a 0x4000-cycle period in double speed
-        shift = int(m.cgb[i, SPEED])
+        shift = speed_shift(m, i)
     div_bit = (m.i32[i, TIM_COUNTER] >> 8) & (0x10 << shift)  # DIV as of PyBoy's last sync
     if (v & 0x80) != 0 and not was_on:
         # starting the APU while DIV's bit is high after a DIV write skips its next edge

@@ -32,34 +32,36 @@ from gbxcule.core.memory_layout import (
     CGB_WRAM_BANK_SIZE,
     CGB_WRAM_BANKS_OFF,
     DMG_CGB_BYTES,
-    IO_OFF,
     VRAM_OFF,
     VRAM_SIZE,
     WRAM_OFF,
 )
 from gbxcule.kernels.apu.apu import apu_sync
-from gbxcule.kernels.ppu.ppu import lcd_sync_outlined
+from gbxcule.kernels.board.ioregs import (
+    BCPD,
+    BCPS,
+    HDMA5,
+    KEY0,
+    KEY1,
+    OCPD,
+    OCPS,
+    OPRI,
+    SVBK,
+    VBK,
+    host_io,
+    reg,
+    set_reg,
+)
+from gbxcule.kernels.ppu.ppu import lcd_sync_outlined, speed_shift
 from gbxcule.kernels.state import BOOT_ON, Machine, MachineState, Unit
 
 wp.set_module_options({"enable_backward": False})
 
 CGB = False  # True in the CGB variant (kernels/variant.py)
 
-KEY0 = wp.constant(0x4C)
-KEY1 = wp.constant(0x4D)
-VBK = wp.constant(0x4F)
-HDMA5 = wp.constant(0x55)
-BCPS = wp.constant(0x68)
-BCPD = wp.constant(0x69)
-OCPS = wp.constant(0x6A)
-OCPD = wp.constant(0x6B)
-OPRI = wp.constant(0x6C)
-SVBK = wp.constant(0x70)
-
-IO_BASE = wp.constant(IO_OFF)
 VRAM_BASE = wp.constant(VRAM_OFF)
 VRAM_BYTES = wp.constant(VRAM_SIZE)
-WRAM_D000 = wp.constant(WRAM_OFF + 0x1000)
+WRAM_D000 = wp.constant(WRAM_OFF + CGB_WRAM_BANK_SIZE)
 OTHER_VRAM = wp.constant(CGB_VRAM_OTHER_OFF)
 WRAM_BANKS = wp.constant(CGB_WRAM_BANKS_OFF)
 WRAM_BANK = wp.constant(CGB_WRAM_BANK_SIZE)
@@ -73,16 +75,6 @@ PAL0 = wp.constant(POWER_ON_PALETTE[0])
 PAL1 = wp.constant(POWER_ON_PALETTE[1])
 PAL2 = wp.constant(POWER_ON_PALETTE[2])
 PAL3 = wp.constant(POWER_ON_PALETTE[3])
-
-
-@wp.func
-def io_byte(m: wp.ref[Machine], i: int, r: int) -> int:
-    return int(m.mem[i, IO_BASE + r])
-
-
-@wp.func
-def set_io_byte(m: wp.ref[Machine], i: int, r: int, v: int):
-    m.mem[i, IO_BASE + r] = wp.uint8(v & 0xFF)
 
 
 @wp.func
@@ -119,7 +111,7 @@ def switch_wram_bank(m: wp.ref[Machine], i: int, old: int, new: int):
 @wp.func
 def palette_byte(m: wp.ref[Machine], i: int, base: int, index_reg: int) -> int:
     """The palette RAM byte the index register ``index_reg`` points at."""
-    ps = io_byte(m, i, index_reg)
+    ps = reg(m, i, index_reg)
     return int(m.cgb[i, base + (ps & 0x3F)])
 
 
@@ -127,10 +119,10 @@ def palette_byte(m: wp.ref[Machine], i: int, base: int, index_reg: int) -> int:
 def palette_write(m: wp.ref[Machine], i: int, base: int, index_reg: int, v: int):
     """PyBoy's ``PaletteColorRegister.set``: the byte, then the index's auto-increment
     (``$80 | value + 1`` in 8 bits, so from $BF the stored index reads $C0)."""
-    ps = io_byte(m, i, index_reg)
+    ps = reg(m, i, index_reg)
     m.cgb[i, base + (ps & 0x3F)] = wp.uint8(v & 0xFF)
     if ps & 0x80 != 0:
-        set_io_byte(m, i, index_reg, 0x80 | ((ps + 1) & 0xFF))
+        set_reg(m, i, index_reg, 0x80 | ((ps + 1) & 0xFF))
 
 
 @wp.func
@@ -139,25 +131,25 @@ def cgb_io_peek(m: wp.ref[Machine], i: int, r: int) -> int:
     colour = m.cgb_mode != 0  # a Colour cartridge (PyBoy's cgb_mode)
     value = 0xFF
     if r == KEY0 and colour:
-        value = io_byte(m, i, KEY0) | 0xFB
+        value = reg(m, i, KEY0) | 0xFB
     elif r == KEY1 and colour:
-        value = io_byte(m, i, KEY1)
+        value = reg(m, i, KEY1)
     elif r == VBK:
-        value = io_byte(m, i, VBK) | 0xFE
+        value = reg(m, i, VBK) | 0xFE
     elif r == HDMA5 and colour:
-        value = io_byte(m, i, HDMA5)
+        value = reg(m, i, HDMA5)
     elif r == BCPS or r == OCPS:
-        value = io_byte(m, i, r) | 0x40
+        value = reg(m, i, r) | 0x40
     elif r == BCPD and colour:
         value = palette_byte(m, i, BG_PALETTES, BCPS)
     elif r == OCPD and colour:
         value = palette_byte(m, i, OBJ_PALETTES, OCPS)
     elif r == OPRI and colour:
-        value = io_byte(m, i, OPRI) | 0xFE
+        value = reg(m, i, OPRI) | 0xFE
     elif r == SVBK and colour:
-        value = io_byte(m, i, SVBK) | 0xF8
+        value = reg(m, i, SVBK) | 0xF8
     elif r == 0x72 or r == 0x73 or r == 0x75 or (r == 0x74 and colour):
-        value = io_byte(m, i, r)
+        value = reg(m, i, r)
     return value
 
 
@@ -170,16 +162,16 @@ def cgb_io_write(m: wp.ref[Machine], i: int, r: int, v: int) -> int:
     bail = 0
     if r == KEY0:
         if m.i32[i, BOOT_ON] != 0:
-            set_io_byte(m, i, KEY0, v & 0x04)
+            set_reg(m, i, KEY0, v & 0x04)
     elif r == KEY1:
-        set_io_byte(m, i, KEY1, v)
+        set_reg(m, i, KEY1, v)
         bail = 1
     elif r == VBK:
-        if (v & 1) != io_byte(m, i, VBK):
+        if (v & 1) != reg(m, i, VBK):
             swap_vram_banks(m, i)
-        set_io_byte(m, i, VBK, v & 1)
+        set_reg(m, i, VBK, v & 1)
     elif r == BCPS or r == OCPS:
-        set_io_byte(m, i, r, v)
+        set_reg(m, i, r, v)
     elif r == BCPD:
         palette_write(m, i, BG_PALETTES, BCPS, v)
     elif r == OCPD:
@@ -187,15 +179,15 @@ def cgb_io_write(m: wp.ref[Machine], i: int, r: int, v: int) -> int:
             palette_write(m, i, OBJ_PALETTES, OCPS, v)
     elif r == OPRI:
         if colour:
-            set_io_byte(m, i, OPRI, v & 1)
+            set_reg(m, i, OPRI, v & 1)
     elif r == SVBK:
         if colour:
-            switch_wram_bank(m, i, wram_bank(io_byte(m, i, SVBK)), wram_bank(v))
-            set_io_byte(m, i, SVBK, v & 7)
+            switch_wram_bank(m, i, wram_bank(reg(m, i, SVBK)), wram_bank(v))
+            set_reg(m, i, SVBK, v & 7)
     elif r == 0x72 or r == 0x73 or (r == 0x74 and colour):
-        set_io_byte(m, i, r, v)
+        set_reg(m, i, r, v)
     elif r == 0x75:
-        set_io_byte(m, i, r, v | 0x8F)
+        set_reg(m, i, r, v | 0x8F)
     return bail
 
 
@@ -205,12 +197,12 @@ def switch_speed(m: wp.ref[Machine], i: int, cycles: wp.int64):
     sound unit come up to ``cycles`` at the old speed (the LCD's interrupt bits dropped, as
     PyBoy drops them), the speed flips and KEY1 ^= $81 (bit 7 toggles, it does not mirror
     the speed)."""
-    key1 = io_byte(m, i, KEY1)
+    key1 = reg(m, i, KEY1)
     if (key1 & 1) != 0:
         lcd_sync_outlined(m, i, cycles)
         apu_sync(m, i, cycles)
-        m.cgb[i, SPEED] = wp.uint8(1 - int(m.cgb[i, SPEED]))
-        set_io_byte(m, i, KEY1, key1 ^ 0x81)
+        m.cgb[i, SPEED] = wp.uint8(1 - speed_shift(m, i))
+        set_reg(m, i, KEY1, key1 ^ 0x81)
 
 
 @wp.func
@@ -230,13 +222,8 @@ def cgb_power_on(m: wp.ref[Machine], i: int):
                 at = BG_PALETTES + side * (OBJ_PALETTES - BG_PALETTES) + 2 * n
                 m.cgb[i, at] = wp.uint8(word & 0xFF)
                 m.cgb[i, at + 1] = wp.uint8(word >> 8)
-        set_io_byte(m, i, OPRI, 0xFF)
-        set_io_byte(m, i, HDMA5, 0xFF)
-
-
-def palettes_of(row: np.ndarray, base: int) -> np.ndarray:
-    """The 32 palette words at ``base`` of a host ``Machine.cgb`` row (uint16)."""
-    return row[base : base + 64].view("<u2").copy()
+        set_reg(m, i, OPRI, 0xFF)
+        set_reg(m, i, HDMA5, 0xFF)
 
 
 def cgb_from_pyboy(state: Any, st: MachineState, cart: Any = None) -> None:
@@ -248,11 +235,11 @@ def cgb_from_pyboy(state: Any, st: MachineState, cart: Any = None) -> None:
         return
     row = st["cgb"]
     lcd = state.lcd
-    io = st["mem"][IO_OFF : IO_OFF + 0x80]
-    io[0x4C], io[0x4D], io[0x6C] = state.key0, state.key1, lcd.object_priority_mode
-    io[0x70] = state.wram_select
+    io = host_io(st)
+    io[KEY0], io[KEY1], io[OPRI] = state.key0, state.key1, lcd.object_priority_mode
+    io[SVBK] = state.wram_select
     h = state.hdma
-    io[0x51:0x56] = (h.hdma1, h.hdma2, h.hdma3, h.hdma4, h.hdma5)
+    io[HDMA5 - 4 : HDMA5 + 1] = (h.hdma1, h.hdma2, h.hdma3, h.hdma4, h.hdma5)
     hdma = CGB_HDMA_OFF
     row[hdma : hdma + 2] = (h.curr_src & 0xFF, h.curr_src >> 8)
     row[hdma + 2 : hdma + 4] = (h.curr_dst & 0xFF, h.curr_dst >> 8)
@@ -271,8 +258,8 @@ def cgb_from_pyboy(state: Any, st: MachineState, cart: Any = None) -> None:
         bank * CGB_WRAM_BANK_SIZE : (bank + 1) * CGB_WRAM_BANK_SIZE
     ]
     if lcd.cgb:  # not downgraded: its VRAM bank 1 and palettes are in the file
-        io[0x4F] = lcd.vbk & 1
-        io[0x68], io[0x6A] = lcd.bcps.value, lcd.ocps.value
+        io[VBK] = lcd.vbk & 1
+        io[BCPS], io[OCPS] = lcd.bcps.value, lcd.ocps.value
         row[CGB_BG_PALETTES_OFF : CGB_BG_PALETTES_OFF + 64] = np.asarray(lcd.bcpd, "<u2").view(
             np.uint8
         )

@@ -1,6 +1,6 @@
 """CGB HDMA's registers and state (FF51-FF55) as PyBoy 2.8.1 keeps them (``HDMA`` in its
 ``mb.py``); the CGB variant only (``CGB``, kernels/variant.py). The bytes move through the
-bus (``kernels/board/bus.py``: ``hdma_general``, ``hdma_block``), which calls these.
+bus (``kernels/board/bus.py``: ``hdma_io_write``, ``hdma_block``), which calls these.
 
 State: HDMA1-5 as written in the IO page's backing bytes (HDMA1-4 read $FF; HDMA5 reads as
 PyBoy keeps it), the current source and destination and the active flag in
@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import warp as wp
 
-from gbxcule.core.memory_layout import CGB_HDMA_OFF, IO_OFF
+from gbxcule.core.memory_layout import CGB_HDMA_OFF
 from gbxcule.kernels.address_map import CART_RAM_LO, VRAM_LO
+from gbxcule.kernels.board.ioregs import HDMA5, LCDC, STAT, reg, set_reg
 from gbxcule.kernels.state import HALTED, Machine
 
 wp.set_module_options({"enable_backward": False})
 
-IO_BASE = wp.constant(IO_OFF)
 SRC = wp.constant(CGB_HDMA_OFF)
 DST = wp.constant(CGB_HDMA_OFF + 2)
 ACTIVE = wp.constant(CGB_HDMA_OFF + 4)
-HDMA5 = wp.constant(0x55)
 BLOCK_CYCLES = wp.constant(206)  # PyBoy's HDMA.tick: the CPU waits this long a block
 
 
@@ -45,10 +44,16 @@ def hdma_active(m: wp.ref[Machine], i: int) -> int:
 
 
 @wp.func
+def hdma_running(m: wp.ref[Machine], i: int) -> int:
+    """An HBlank transfer PyBoy's coordinator runs: active, on a Colour cartridge."""
+    return wp.where(m.cgb_mode != 0 and hdma_active(m, i) != 0, 1, 0)
+
+
+@wp.func
 def hdma_address_write(m: wp.ref[Machine], i: int, r: int, v: int):
     """FF51-FF54 (``r`` 0x51-0x54) on a Colour cartridge: the raw byte, and the source or
     destination it shapes (PyBoy's masks: source low nibble 0, destination in VRAM)."""
-    m.mem[i, IO_BASE + r] = wp.uint8(v)
+    set_reg(m, i, r, v)
     src = hdma_word(m, i, SRC)
     dst = hdma_word(m, i, DST)
     if r == 0x51:
@@ -71,17 +76,17 @@ def hdma5_write(m: wp.ref[Machine], i: int, v: int) -> int:
     if hdma_active(m, i) != 0:
         if (v & 0x80) == 0:
             m.cgb[i, ACTIVE] = wp.uint8(0)
-            m.mem[i, IO_BASE + HDMA5] = wp.uint8(0x80)
+            set_reg(m, i, HDMA5, 0x80)
         else:
-            m.mem[i, IO_BASE + HDMA5] = wp.uint8(v & 0x7F)
+            set_reg(m, i, HDMA5, v & 0x7F)
     elif (v & 0x80) == 0:
-        m.mem[i, IO_BASE + HDMA5] = wp.uint8(v)
+        set_reg(m, i, HDMA5, v)
         result = ((v & 0x7F) + 1) * 16
     else:
-        m.mem[i, IO_BASE + HDMA5] = wp.uint8(v & 0x7F)
+        set_reg(m, i, HDMA5, v & 0x7F)
         m.cgb[i, ACTIVE] = wp.uint8(1)
         result = -1
-        if (int(m.mem[i, IO_BASE + 0x40]) & 0x80) == 0:
+        if (reg(m, i, LCDC) & 0x80) == 0:
             result = -2
     return result
 
@@ -90,7 +95,7 @@ def hdma5_write(m: wp.ref[Machine], i: int, v: int) -> int:
 def hdma_general_done(m: wp.ref[Machine], i: int, n: int):
     set_hdma_word(m, i, SRC, hdma_word(m, i, SRC) + n)
     set_hdma_word(m, i, DST, hdma_word(m, i, DST) + n)
-    m.mem[i, IO_BASE + HDMA5] = wp.uint8(0xFF)
+    set_reg(m, i, HDMA5, 0xFF)
 
 
 @wp.func
@@ -105,25 +110,24 @@ def hdma_block_done(m: wp.ref[Machine], i: int):
         src = CART_RAM_LO
     set_hdma_word(m, i, SRC, src)
     set_hdma_word(m, i, DST, dst)
-    m.mem[i, IO_BASE + 0x51] = wp.uint8(src >> 8)
-    m.mem[i, IO_BASE + 0x52] = wp.uint8(src & 0xFF)
-    m.mem[i, IO_BASE + 0x53] = wp.uint8(dst >> 8)
-    m.mem[i, IO_BASE + 0x54] = wp.uint8(dst & 0xFF)
-    left = int(m.mem[i, IO_BASE + HDMA5])
+    set_reg(m, i, 0x51, src >> 8)
+    set_reg(m, i, 0x52, src & 0xFF)
+    set_reg(m, i, 0x53, dst >> 8)
+    set_reg(m, i, 0x54, dst & 0xFF)
+    left = reg(m, i, HDMA5)
     if left == 0:
         m.cgb[i, ACTIVE] = wp.uint8(0)
-        m.mem[i, IO_BASE + HDMA5] = wp.uint8(0xFF)
+        set_reg(m, i, HDMA5, 0xFF)
     else:
-        m.mem[i, IO_BASE + HDMA5] = wp.uint8(left - 1)
+        set_reg(m, i, HDMA5, left - 1)
 
 
 @wp.func
 def hdma_block_due(m: wp.ref[Machine], i: int) -> int:
     """PyBoy's coordinator copies a block instead of running the CPU: a Colour cartridge,
     the CPU not halted, a transfer running, the LCD on and in mode 0."""
-    if m.cgb_mode == 0 or m.i32[i, HALTED] != 0 or hdma_active(m, i) == 0:
+    if m.i32[i, HALTED] != 0 or hdma_running(m, i) == 0:
         return 0
-    io = m.mem
-    if (int(io[i, IO_BASE + 0x40]) & 0x80) == 0 or (int(io[i, IO_BASE + 0x41]) & 3) != 0:
+    if (reg(m, i, LCDC) & 0x80) == 0 or (reg(m, i, STAT) & 3) != 0:
         return 0
     return 1

@@ -39,6 +39,17 @@ OBP0 = wp.constant(0x48)
 OBP1 = wp.constant(0x49)
 WY = wp.constant(0x4A)
 WX = wp.constant(0x4B)
+# Game Boy Color registers (kernels/board/cgb.py, hdma.py; the CGB variant only)
+KEY0 = wp.constant(0x4C)  # non-zero: a DMG cartridge's LCD downgraded
+KEY1 = wp.constant(0x4D)
+VBK = wp.constant(0x4F)
+HDMA5 = wp.constant(0x55)
+BCPS = wp.constant(0x68)
+BCPD = wp.constant(0x69)
+OCPS = wp.constant(0x6A)
+OCPD = wp.constant(0x6B)
+OPRI = wp.constant(0x6C)
+SVBK = wp.constant(0x70)
 
 # Interrupt flag bits (IF/IE), highest priority first.
 INT_VBLANK = wp.constant(0x01)

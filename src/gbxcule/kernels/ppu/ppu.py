@@ -38,6 +38,7 @@ from gbxcule.kernels.board.ioregs import (
     FRAME_T,
     INT_STAT,
     INT_VBLANK,
+    KEY0,
     LCDC,
     LY,
     LYC,
@@ -93,7 +94,6 @@ wp.set_module_options({"enable_backward": False})
 
 # True in the CGB variant (kernels/variant.py): PyBoy's CGB-hardware timing (history/cgb.md)
 CGB = False
-KEY0_REG = wp.constant(0x4C)  # non-zero: a DMG cartridge's LCD downgraded (kernels/board/cgb.py)
 SPEED = wp.constant(CGB_SPEED_OFF)
 
 # What the next transition does besides a plain mode change (PyBoy's stat_transition).
@@ -211,7 +211,7 @@ def lcdc_write(m: wp.ref[Machine], i: int, value: int) -> int:
     i64 = m.i64
     was_on = (reg(m, i, LCDC) & 0x80) != 0
     if wp.static(CGB):  # the window's Y condition resets when it is disabled (not downgraded)
-        if reg(m, i, KEY0_REG) == 0 and (reg(m, i, LCDC) & 0x20) != 0 and (value & 0x20) == 0:
+        if reg(m, i, KEY0) == 0 and (reg(m, i, LCDC) & 0x20) != 0 and (value & 0x20) == 0:
             i32[i, WIN_ACTIVE] = 0
     set_reg(m, i, LCDC, value)
     now_on = (value & 0x80) != 0
@@ -228,7 +228,7 @@ def lcdc_write(m: wp.ref[Machine], i: int, value: int) -> int:
         if i32[i, LCD_LYC_DIRTY] != 0:
             override = 1
             if wp.static(CGB):
-                override = wp.where(reg(m, i, KEY0_REG) == 0, 0, 1)
+                override = wp.where(reg(m, i, KEY0) == 0, 0, 1)
             i32[i, LCD_STAT_OVERRIDE] = override
             i32[i, LCD_LYC_DIRTY] = 0
         if (reg(m, i, STAT) & 0x40) != 0:

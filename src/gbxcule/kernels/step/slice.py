@@ -15,7 +15,7 @@ import warp as wp
 
 from gbxcule.kernels.apu.apu import apu_slice_target
 from gbxcule.kernels.board.dma import dma_sync, dma_sync_outlined
-from gbxcule.kernels.board.hdma import hdma_active, hdma_block_due
+from gbxcule.kernels.board.hdma import hdma_block_due, hdma_running
 from gbxcule.kernels.board.ioregs import FRAME_T, NEVER, pending_interrupts, raise_interrupt
 from gbxcule.kernels.board.serial import serial_sync
 from gbxcule.kernels.board.timer import timer_sync
@@ -77,7 +77,7 @@ other_targets = _nearest_event(EVENT_COLUMNS)
 def slice_target(m: wp.ref[Machine], i: int) -> wp.int64:
     target = apu_slice_target(m, i, other_targets(m, i))
     if wp.static(CGB):  # a running HBlank HDMA: the slice ends where mode 0 starts
-        if m.cgb_mode != 0 and hdma_active(m, i) != 0:
+        if hdma_running(m, i) != 0:
             target = wp.min(target, cycles_to_mode0(m, i))
     return wp.max(MIN_SLICE, target)
 
@@ -90,7 +90,7 @@ def halt_is_quiet(m: wp.ref[Machine], i: int) -> int:
     if i32[i, HALTED] == 0 or i32[i, INT_QUEUED] != 0 or i32[i, IME_DELAY] != 0:
         return 0
     if wp.static(CGB):  # its slices end at each mode 0: one by one, as cpu_tick runs them
-        if m.cgb_mode != 0 and hdma_active(m, i) != 0:
+        if hdma_running(m, i) != 0:
             return 0
     return wp.where(pending_interrupts(m, i) == 0, 1, 0)
 
