@@ -63,7 +63,7 @@ def _kernels(shape: str = "plain"):
 def cgb_machine(rom: bytes):
     """One CGB env at power-on, the CGB boot ROM mapped."""
     power_on, _, _ = _kernels()
-    _, cart = cart_config(rom)
+    _, cart = cart_config(rom, allow_cgb_only=True)
     m = allocate_machine(
         1,
         rom=np.frombuffer(rom, np.uint8),
@@ -76,10 +76,11 @@ def cgb_machine(rom: bytes):
     return m
 
 
-def cgb_frame(m, shape: str = "plain") -> None:
+def cgb_frame(m, shape: str = "plain", render: bool = False) -> None:
+    """One frame; ``render``: latch its lines and snapshot its video for the renderer."""
     _, step, _ = _kernels(shape)
     buttons = wp.zeros(1, dtype=wp.int32, device="cpu")
-    wp.launch(step, dim=1, inputs=[m, buttons, 1, 1, 0, -1], device="cpu")
+    wp.launch(step, dim=1, inputs=[m, buttons, 1, 1, int(render), -1], device="cpu")
 
 
 def peek(m, lo: int, hi: int) -> np.ndarray:

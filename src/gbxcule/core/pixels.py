@@ -108,16 +108,41 @@ VLOG_ENTRIES = VLOG_BITS + VLOG_BITMAP_WORDS
 VLOG_CAP = 1024
 VIDEO_LOG_WORDS = VLOG_ENTRIES + VLOG_CAP
 
+# ---- a Game Boy Color machine's frame_video and log (the CGB variant, history/cgb.md) ----
+# The DMG bytes, then VRAM bank 1 and the palette RAM (8 palettes x 4 colours, each a
+# little-endian 15-bit word: red in bits 0-4, green 5-9, blue 10-14), as of line 143.
+# Writes while a frame is drawn are logged by the bank they reach and by palette byte.
+VIDEO_VRAM1_OFF = FRAME_VIDEO_BYTES
+VIDEO_BG_PALETTES_OFF = VIDEO_VRAM1_OFF + VRAM_SIZE
+VIDEO_OBJ_PALETTES_OFF = VIDEO_BG_PALETTES_OFF + 64
+FRAME_VIDEO_BYTES_CGB = VIDEO_OBJ_PALETTES_OFF + 64
+VLOG_BITMAP_WORDS_CGB = (FRAME_VIDEO_BYTES_CGB + 31) // 32  # 521
+VLOG_ENTRIES_CGB = VLOG_BITS + VLOG_BITMAP_WORDS_CGB
+VIDEO_LOG_WORDS_CGB = VLOG_ENTRIES_CGB + VLOG_CAP
+
+
+def log_entries_offset(log_words: int) -> int:
+    """Where the entries start in a video_log row of ``log_words`` words (DMG or CGB)."""
+    if log_words == VIDEO_LOG_WORDS:
+        return VLOG_ENTRIES
+    if log_words == VIDEO_LOG_WORDS_CGB:
+        return VLOG_ENTRIES_CGB
+    raise ValueError(
+        f"a video_log row is {VIDEO_LOG_WORDS} words (DMG) or {VIDEO_LOG_WORDS_CGB} (CGB), "
+        f"got {log_words}"
+    )
+
 
 def video_log_entries(log_row: np.ndarray) -> list[tuple[int, int, int]]:
     """``(line, frame_video offset, old value)`` of each entry in one env's log row."""
     n = int(log_row[VLOG_COUNT])
-    words = np.asarray(log_row[VLOG_ENTRIES : VLOG_ENTRIES + n], dtype=np.int64)
-    return [(int((w >> 24) & 0xFF), int((w >> 8) & 0x3FFF), int(w & 0xFF)) for w in words]
+    at = log_entries_offset(len(log_row))
+    words = np.asarray(log_row[at : at + n], dtype=np.int64)
+    return [(int((w >> 24) & 0xFF), int((w >> 8) & 0xFFFF), int(w & 0xFF)) for w in words]
 
 
 def video_at_line(video_row: np.ndarray, log_row: np.ndarray, ly: int) -> np.ndarray:
-    """One env's VRAM + OAM as line ``ly`` saw them: ``video_row`` (frame_video) with the
+    """One env's VRAM + OAM (and on CGB the rest of frame_video) as line ``ly`` saw them: ``video_row`` (frame_video) with the
     log undone for every write after line ``ly`` was drawn (the reference the kernels match)."""
     out = np.array(video_row, dtype=np.uint8, copy=True)
     for line, key, old in reversed(video_log_entries(log_row)):
@@ -128,7 +153,7 @@ def video_at_line(video_row: np.ndarray, log_row: np.ndarray, ly: int) -> np.nda
 
 def video_offsets(row_width: int) -> tuple[int, int]:
     """(VRAM, OAM) offsets in a renderer source row: a frame_video snapshot or a mem row."""
-    if row_width == FRAME_VIDEO_BYTES:
+    if row_width in (FRAME_VIDEO_BYTES, FRAME_VIDEO_BYTES_CGB):
         return VIDEO_VRAM_OFF, VIDEO_OAM_OFF
     if row_width >= MEM_BASE_BYTES:
         return VRAM_OFF, OAM_OFF
@@ -146,6 +171,31 @@ STOCK_SHADE_RGB = (0xFFFFFF, 0x999999, 0x555555, 0x000000)
 # Grey levels for images, shade 0 = white: the oracle's greys, so our PNGs and PyBoy's
 # screens look the same.
 GREY_LEVELS = np.array([rgb & 0xFF for rgb in SHADE_RGB], dtype=np.uint8)
+
+
+# ---- Game Boy Color pixels ----------------------------------------------------------------
+# PyBoy's colour of a 15-bit palette word: each 5-bit channel shifted left by 3, no
+# correction. An LCD-off (blank) line on a Colour machine shows the background colour of
+# PyBoy's default ``cgb_color_palette`` that BGP's colour 0 selects (white for BGP=$FC).
+CGB_BLANK_RGB = (0xFFFFFF, 0x7BFF31, 0x0063C5, 0x000000)
+# 8-bit luminance of an RGB pixel: ITU-R BT.601 weights in 1/256 steps, rounded
+# (white 248,248,248 -> 248; a colour frame's "luma" observation).
+LUMA_WEIGHTS = (77, 150, 29)
+
+
+def rgb_from_bgr555(words: np.ndarray) -> np.ndarray:
+    """``uint8 [..., 3]`` RGB of 15-bit CGB palette words (PyBoy's conversion)."""
+    w = np.asarray(words, dtype=np.int64)
+    rgb = np.stack([(w & 0x1F) << 3, ((w >> 5) & 0x1F) << 3, ((w >> 10) & 0x1F) << 3], -1)
+    return rgb.astype(np.uint8)
+
+
+def luma(rgb: np.ndarray) -> np.ndarray:
+    """``uint8 [...]`` luminance of ``uint8 [..., 3]`` RGB pixels (``LUMA_WEIGHTS``)."""
+    _check_uint8("rgb", rgb, 3)
+    c = rgb.astype(np.int32)
+    r, g, b = LUMA_WEIGHTS
+    return ((r * c[..., 0] + g * c[..., 1] + b * c[..., 2] + 128) >> 8).astype(np.uint8)
 
 
 def _check_uint8(name: str, a: np.ndarray, last_dim: int) -> None:

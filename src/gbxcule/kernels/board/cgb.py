@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from gbxcule.core import pixels as px
 from gbxcule.core.memory_layout import (
     CGB_BG_PALETTES_OFF,
     CGB_HDMA_OFF,
@@ -53,7 +54,8 @@ from gbxcule.kernels.board.ioregs import (
     set_reg,
 )
 from gbxcule.kernels.ppu.ppu import lcd_sync_outlined, speed_shift
-from gbxcule.kernels.state import BOOT_ON, Machine, MachineState, Unit
+from gbxcule.kernels.ppu.video_log import video_log_write
+from gbxcule.kernels.state import BOOT_ON, VLOG_LINE, Machine, MachineState, Unit
 
 wp.set_module_options({"enable_backward": False})
 
@@ -68,6 +70,7 @@ WRAM_BANK = wp.constant(CGB_WRAM_BANK_SIZE)
 BG_PALETTES = wp.constant(CGB_BG_PALETTES_OFF)
 OBJ_PALETTES = wp.constant(CGB_OBJ_PALETTES_OFF)
 SPEED = wp.constant(CGB_SPEED_OFF)
+VIDEO_PALETTES = wp.constant(px.VIDEO_BG_PALETTES_OFF)  # frame_video: BG then OBJ palettes
 
 # every palette at power-on (PyBoy's LCD constructor; its boot ROM writes none)
 POWER_ON_PALETTE = (0x1CE7, 0x1E19, 0x7E31, 0x217B)
@@ -120,7 +123,10 @@ def palette_write(m: wp.ref[Machine], i: int, base: int, index_reg: int, v: int)
     """PyBoy's ``PaletteColorRegister.set``: the byte, then the index's auto-increment
     (``$80 | value + 1`` in 8 bits, so from $BF the stored index reads $C0)."""
     ps = reg(m, i, index_reg)
-    m.cgb[i, base + (ps & 0x3F)] = wp.uint8(v & 0xFF)
+    k = base + (ps & 0x3F)
+    if m.i32[i, VLOG_LINE] != 0:  # the last frame is being drawn (kernels/ppu/video_log.py)
+        video_log_write(m, i, VIDEO_PALETTES + k - BG_PALETTES, int(m.cgb[i, k]), v & 0xFF)
+    m.cgb[i, k] = wp.uint8(v & 0xFF)
     if ps & 0x80 != 0:
         set_reg(m, i, index_reg, 0x80 | ((ps + 1) & 0xFF))
 

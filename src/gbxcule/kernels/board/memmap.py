@@ -15,6 +15,7 @@ import warp as wp
 from gbxcule.core import pixels as px
 from gbxcule.core.memory_layout import VRAM_OFF, WRAM_OFF
 from gbxcule.kernels.address_map import CART_RAM_LO, ROM_END, VRAM_LO, WRAM_LO, WRAM_MASK
+from gbxcule.kernels.board.ioregs import VBK, reg
 from gbxcule.kernels.board.mbc import cart_ram_read, cart_ram_write, mbc_write, rom_read
 from gbxcule.kernels.ppu.ppu import vram_blocked
 from gbxcule.kernels.ppu.video_log import video_log_write
@@ -24,6 +25,8 @@ wp.set_module_options({"enable_backward": False})
 
 VRAM_BASE = wp.constant(VRAM_OFF)
 VIDEO_VRAM = wp.constant(px.VIDEO_VRAM_OFF)
+VIDEO_VRAM1 = wp.constant(px.VIDEO_VRAM1_OFF)
+CGB = False  # True in the CGB variant (kernels/variant.py): VRAM has two banks
 WRAM_BASE = wp.constant(WRAM_OFF)
 
 
@@ -63,7 +66,11 @@ def mem_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
                 return 0
         k = addr - VRAM_LO
         if i32[i, VLOG_LINE] != 0:  # the last frame is being drawn
-            video_log_write(m, i, VIDEO_VRAM + k, int(mem[i, VRAM_BASE + k]), value & 0xFF)
+            key = VIDEO_VRAM + k
+            if wp.static(CGB):
+                if reg(m, i, VBK) != 0:
+                    key = VIDEO_VRAM1 + k
+            video_log_write(m, i, key, int(mem[i, VRAM_BASE + k]), value & 0xFF)
         mem[i, VRAM_BASE + k] = wp.uint8(value & 0xFF)
         return 0
     if addr < WRAM_LO:

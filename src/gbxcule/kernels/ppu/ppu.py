@@ -32,6 +32,7 @@ import warp as wp
 
 from gbxcule.core import pixels as px
 from gbxcule.core.memory_layout import CGB_SPEED_OFF, OAM_OFF, OAM_SIZE, VRAM_OFF, VRAM_SIZE
+from gbxcule.core.pixels_cgb import frame_of_colours, rgb_of_screen_words
 from gbxcule.core.pyboy_state import LcdState, RendererState
 from gbxcule.kernels.board.ioregs import (
     BGP,
@@ -701,12 +702,17 @@ def lcd_from_pyboy(lcd: LcdState, renderer: RendererState, st: MachineState) -> 
     registers, the LCD clock and its flags, the window-Y flag; the unsaved one-shots as
     :data:`LCD_FRESH_AFTER_LOAD`). Run ``kernels/pyboy_load.py`` afterwards.
 
-    The screen PyBoy saved becomes the frame the renderers draw (``px.frame_of_shades``)
-    until the next one is: what PyBoy shows after loading the state. A screen in a custom
-    palette leaves the frame as it was."""
-    shades = px.shades_of_screen_words(renderer.screen)
-    if shades is not None:
-        st["line_latch"][...], st["frame_video"][...] = px.frame_of_shades(shades)
+    The screen PyBoy saved becomes the frame the renderers draw (``px.frame_of_shades``;
+    on a Game Boy Color machine ``pixels_cgb.frame_of_colours``) until the next one is:
+    what PyBoy shows after loading the state. A screen in a custom palette, or a colour
+    screen that does not fit 8 palettes, leaves the frame as it was."""
+    if st["frame_video"].shape[-1] == px.FRAME_VIDEO_BYTES_CGB:
+        frame = frame_of_colours(rgb_of_screen_words(renderer.screen))
+    else:
+        shades = px.shades_of_screen_words(renderer.screen)
+        frame = None if shades is None else px.frame_of_shades(shades)
+    if frame is not None:
+        st["line_latch"][...], st["frame_video"][...] = frame
         st["video_log"][...] = 0
     mem = st["mem"]
     mem[VRAM_OFF : VRAM_OFF + VRAM_SIZE] = lcd.vram

@@ -27,7 +27,15 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.core import pixels as px
-from gbxcule.core.memory_layout import OAM_OFF, OAM_SIZE, VRAM_OFF, VRAM_SIZE
+from gbxcule.core.memory_layout import (
+    CGB_BG_PALETTES_OFF,
+    CGB_VRAM_OTHER_OFF,
+    OAM_OFF,
+    OAM_SIZE,
+    VRAM_OFF,
+    VRAM_SIZE,
+)
+from gbxcule.kernels.board.ioregs import VBK, reg
 from gbxcule.kernels.ppu.video_log import VLOG_COUNT, log_first, video_byte
 from gbxcule.kernels.state import Machine
 
@@ -40,6 +48,12 @@ MEM_OAM = wp.constant(OAM_OFF)
 VIDEO_VRAM = wp.constant(px.VIDEO_VRAM_OFF)
 VIDEO_OAM = wp.constant(px.VIDEO_OAM_OFF)
 VRAM_BYTES = wp.constant(VRAM_SIZE)
+VIDEO_VRAM1 = wp.constant(px.VIDEO_VRAM1_OFF)
+VIDEO_PALETTES = wp.constant(px.VIDEO_BG_PALETTES_OFF)
+CGB_OTHER_VRAM = wp.constant(CGB_VRAM_OTHER_OFF)
+CGB_PALETTES = wp.constant(CGB_BG_PALETTES_OFF)  # then the object palettes
+PALETTE_BYTES = wp.constant(128)
+CGB = False  # True in the CGB variant (kernels/variant.py): two VRAM banks, palette RAM
 OAM_BYTES = wp.constant(OAM_SIZE)
 F_LCDC = wp.constant(px.LATCH_LCDC)
 F_SCX = wp.constant(px.LATCH_SCX)
@@ -73,6 +87,17 @@ def snapshot_frame_video(m: wp.ref[Machine], i: int):
         m.frame_video[i, VIDEO_VRAM + k] = m.mem[i, MEM_VRAM + k]
     for k in range(OAM_BYTES):
         m.frame_video[i, VIDEO_OAM + k] = m.mem[i, MEM_OAM + k]
+    if wp.static(CGB):  # bank 1 too (mem holds the bank VBK selects), and the palettes
+        selected = VIDEO_VRAM
+        other = VIDEO_VRAM1
+        if (reg(m, i, VBK) & 1) != 0:
+            selected = VIDEO_VRAM1
+            other = VIDEO_VRAM
+        for k in range(VRAM_BYTES):
+            m.frame_video[i, selected + k] = m.mem[i, MEM_VRAM + k]
+            m.frame_video[i, other + k] = m.cgb[i, CGB_OTHER_VRAM + k]
+        for k in range(PALETTE_BYTES):
+            m.frame_video[i, VIDEO_PALETTES + k] = m.cgb[i, CGB_PALETTES + k]
 
 
 @wp.func
@@ -182,6 +207,9 @@ def line_sprites(
                 if (attr & 0x40) != 0:
                     dy = height - 1 - dy
                 row = vram + tile * 16 + dy * 2
+                if wp.static(CGB):  # attribute bit 3: the tile is in VRAM bank 1
+                    if (attr & 0x08) != 0:
+                        row = VIDEO_VRAM1 + tile * 16 + dy * 2
                 lefts[count] = video_byte(video, env, base + 1, log, first, n_log) - 8
                 lo = video_byte(video, env, row, log, first, n_log)
                 hi = video_byte(video, env, row + 1, log, first, n_log)

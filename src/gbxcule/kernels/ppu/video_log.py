@@ -38,6 +38,10 @@ VLOG_BITS = wp.constant(px.VLOG_BITS)
 VLOG_ENTRIES = wp.constant(px.VLOG_ENTRIES)
 VLOG_BITMAP_WORDS = wp.constant(px.VLOG_BITMAP_WORDS)
 VLOG_CAP = wp.constant(px.VLOG_CAP)
+VLOG_ENTRIES_CGB = wp.constant(px.VLOG_ENTRIES_CGB)
+VLOG_BITMAP_WORDS_CGB = wp.constant(px.VLOG_BITMAP_WORDS_CGB)
+# True in the CGB variant (kernels/variant.py): the log covers VRAM bank 1 and the palettes
+CGB = False
 LAST_LOGGED_LINE = wp.constant(px.SCREEN_H - 2)  # writes after line 143 is drawn: none
 
 
@@ -73,18 +77,23 @@ def video_log_write(m: wp.ref[Machine], i: int, key: int, old: int, new: int):
     line = m.i32[i, VLOG_LINE] - 1
     n = log[i, VLOG_COUNT]
     tag = (line << 16) | key
+    entries = VLOG_ENTRIES
+    bitmap_words = VLOG_BITMAP_WORDS
+    if wp.static(CGB):
+        entries = VLOG_ENTRIES_CGB
+        bitmap_words = VLOG_BITMAP_WORDS_CGB
     if n > 0:
-        if ((log[i, VLOG_ENTRIES + n - 1] >> 8) & 0xFFFFFF) == tag:
+        if ((log[i, entries + n - 1] >> 8) & 0xFFFFFF) == tag:
             return
     if n == 0:  # the frame's first entry: clear the bits the previous frames left
-        for w in range(VLOG_BITMAP_WORDS):
+        for w in range(bitmap_words):
             log[i, VLOG_BITS + w] = 0
     if n >= VLOG_CAP:
         if log[i, VLOG_DROPPED] == 0:
             log[i, VLOG_OVERFLOWS] = log[i, VLOG_OVERFLOWS] + 1
         log[i, VLOG_DROPPED] = log[i, VLOG_DROPPED] + 1
         return
-    log[i, VLOG_ENTRIES + n] = (tag << 8) | old
+    log[i, entries + n] = (tag << 8) | old
     log[i, VLOG_COUNT] = n + 1
     word = VLOG_BITS + (key >> 5)
     log[i, word] = log[i, word] | (1 << (key & 31))
@@ -97,11 +106,14 @@ def video_log_write(m: wp.ref[Machine], i: int, key: int, old: int, new: int):
 def log_first(log: wp.array2d(dtype=wp.int32), env: int, ly: int, count: int) -> int:
     """Index of the first entry written after line ``ly`` was drawn (``count``: none).
     Entries are in write order, so their lines never decrease: a binary search."""
+    entries = VLOG_ENTRIES
+    if wp.static(CGB):
+        entries = VLOG_ENTRIES_CGB
     lo = wp.int32(0)
     hi = count
     while lo < hi:
         mid = (lo + hi) >> 1
-        if ((log[env, VLOG_ENTRIES + mid] >> 24) & 0xFF) < ly:
+        if ((log[env, entries + mid] >> 24) & 0xFF) < ly:
             lo = mid + 1
         else:
             hi = mid
@@ -118,11 +130,14 @@ def video_byte(
     count: int,
 ) -> int:
     """frame_video byte ``k`` of ``env`` as the line whose ``log_first`` is ``first`` saw it."""
+    entries = VLOG_ENTRIES
+    if wp.static(CGB):
+        entries = VLOG_ENTRIES_CGB
     value = int(video[env, k])
     if first < count:
         if ((log[env, VLOG_BITS + (k >> 5)] >> (k & 31)) & 1) != 0:
             for e in range(first, count):
-                w = log[env, VLOG_ENTRIES + e]
-                if ((w >> 8) & 0x3FFF) == k:
+                w = log[env, entries + e]
+                if ((w >> 8) & 0xFFFF) == k:
                     return w & 0xFF
     return value
