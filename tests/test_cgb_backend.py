@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from gbxcule.asm import build_rom
 from gbxcule.backends.warp_vec import WarpVecCpuBackend
+from gbxcule.core import pixels as px
 
+from .support import cgb_pixel_fuzz as cgb_fuzz
 from .support.cgb_support import pyboy_cgb
 from .test_cgb_lockstep import _state_program
 
@@ -18,7 +21,9 @@ pytestmark = pytest.mark.api
 
 @pytest.fixture(scope="module")
 def colour_only_rom(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cgb") / "colour.gbc"
+    folder = tmp_path_factory.mktemp("cgb")
+    (folder / "colour.gb").write_bytes(build_rom(_state_program()))  # the DMG build
+    path = folder / "colour.gbc"
     path.write_bytes(build_rom(_state_program(), cgb_flag=0xC0))
     return path
 
@@ -63,16 +68,67 @@ def test_a_cgb_backend_steps_as_pyboy_cgb_does(colour_only_rom):
 def test_a_cgb_backend_refuses_what_is_not_built_yet(colour_only_rom):
     with pytest.raises(ValueError, match="boot='pyboy'"):
         WarpVecCpuBackend(colour_only_rom, cgb=True)
-    with pytest.raises(ValueError, match="renders no screens yet"):
-        WarpVecCpuBackend(colour_only_rom, cgb=True, boot="pyboy", render_pixels=True)
+    with pytest.raises(ValueError, match="packed2 holds 2-bit DMG shades"):
+        WarpVecCpuBackend(colour_only_rom, cgb=True, boot="pyboy", render_pixels_packed=True)
     b = WarpVecCpuBackend(colour_only_rom, cgb=True, boot="pyboy", threads=1)
     try:
-        with pytest.raises(NotImplementedError, match="not rendered yet"):
+        with pytest.raises(ValueError, match="in colour, not DMG shades"):
             b.frame_shades(0)
+        out = torch.zeros(px.DOWN_H * px.DOWN_W, dtype=torch.uint8)
+        for fmt in ("u8", "packed2"):
+            with pytest.raises(ValueError, match="not drawn by a Game Boy Color machine"):
+                b.render_obs(out, 0, fmt)
+        with pytest.raises(ValueError, match="need 17280"):
+            b.render_obs(out, 0, "rgb")
     finally:
         b.close()
     with pytest.raises(Exception, match="Game Boy Color only"):
         WarpVecCpuBackend(colour_only_rom)  # a DMG machine still refuses a Color-only game
+    with pytest.raises(ValueError, match="a DMG machine's screen has no colour"):
+        WarpVecCpuBackend(colour_only_rom.with_suffix(".gb"), render_pixels_rgb=True)
+
+
+def test_a_cgb_backend_draws_what_pyboy_cgb_shows(tmp_path):
+    """2 envs on 2 threads of a CGB screen fuzz ROM (tests/support/cgb_pixel_fuzz.py),
+    2 frames a step: the render-on-step luminance and RGB, the snapshots into a tensor at
+    an offset and the full RGB screens of both envs equal PyBoy ``cgb=True``'s screen."""
+    rom = cgb_fuzz.fuzz_rom(3)
+    path = tmp_path / "fuzz.gbc"
+    path.write_bytes(rom)
+    b = WarpVecCpuBackend(
+        path, num_envs=2, cgb=True, boot="pyboy", frames_per_step=2,
+        action_codec="buttons:noop,a", release_after_frames=1, threads=2,
+        render_pixels=True, render_pixels_rgb=True,
+    )  # fmt: skip
+    pyboy = pyboy_cgb(rom)
+    try:
+        b.reset()
+        pyboy.tick(64, False)  # the boot ends mid-frame 64, as the backend's reset does
+        frame = px.DOWN_H * px.DOWN_W
+        out = torch.full((5 + 2 * frame * 4,), 7, dtype=torch.uint8)
+        for step in range(40):
+            b.step(np.zeros(2, dtype=np.int64))
+            pyboy.tick(2, True)
+            want = np.asarray(pyboy.screen.ndarray)[:, :, :3]
+            down = np.ascontiguousarray(want[::2, ::2])
+            screens = b.screens([0, 1])
+            assert screens.shape == (2, px.SCREEN_H, px.SCREEN_W, 3)
+            for env in range(2):
+                assert np.array_equal(screens[env], want), (step, env)
+                assert np.array_equal(b.pixels_rgb_torch()[env].numpy(), down), (step, env)
+                assert np.array_equal(b.pixels_torch()[env].numpy(), px.luma(down)), (step, env)
+            b.render_obs(out, 5, "luma")
+            b.render_obs(out, 5 + 2 * frame, "rgb")
+            assert out[:5].eq(7).all()
+            lumas = out[5 : 5 + 2 * frame].view(2, px.DOWN_H, px.DOWN_W).numpy()
+            rgbs = out[5 + 2 * frame :].view(2, px.DOWN_H, px.DOWN_W, 3).numpy()
+            assert np.array_equal(lumas, np.stack([px.luma(down)] * 2))
+            assert np.array_equal(rgbs, np.stack([down] * 2))
+        assert len(np.unique(want.reshape(-1, 3), axis=0)) >= 32
+        assert b.video_log_overflows().tolist() == [0, 0]
+    finally:
+        pyboy.stop(save=False)
+        b.close()
 
 
 def test_a_pyboy_cgb_state_as_a_start_state_of_a_cgb_backend(colour_only_rom):
@@ -95,6 +151,9 @@ def test_a_pyboy_cgb_state_as_a_start_state_of_a_cgb_backend(colour_only_rom):
         slot = b.add_start_state(buf.getvalue())
         b.reset_envs(np.ones(2, dtype=bool), slots=slot)
         pyboy.load_state(io.BytesIO(buf.getvalue()))
+        # the screen PyBoy saved is what both show until the next frame is drawn
+        loaded = np.asarray(pyboy.screen.ndarray)[:, :, :3]
+        assert np.array_equal(b.screens([0, 1]), np.stack([loaded] * 2))
         for _ in range(6):
             b.step(np.zeros(2, dtype=np.int64))
             pyboy.tick(1, False)

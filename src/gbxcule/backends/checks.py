@@ -45,14 +45,11 @@ def read_rom(
     return data
 
 
-def check_cgb(cgb: Any, boot: str, pixels: bool) -> bool:
+def check_cgb(cgb: Any, boot: str) -> bool:
     """``cgb`` as a bool: a Game Boy Color machine boots PyBoy's CGB boot ROM
-    (``boot="pyboy"``) and renders no screens yet (issue #46)."""
-    if cgb and (boot != "pyboy" or pixels):
-        raise ValueError(
-            "cgb=True runs PyBoy's CGB boot ROM (pass boot='pyboy') and renders no "
-            "screens yet (render_pixels and render_pixels_packed must be False)"
-        )
+    (``boot="pyboy"``)."""
+    if cgb and boot != "pyboy":
+        raise ValueError("cgb=True runs PyBoy's CGB boot ROM: pass boot='pyboy'")
     return bool(cgb)
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gbxcule.backends.checks import check_copy_sources, check_env
-from gbxcule.backends.protocol import OBS_FORMATS, EnvMaskError
+from gbxcule.backends.protocol import EnvMaskError, check_obs_format
 from gbxcule.core import pixels as px
 
 if TYPE_CHECKING:
@@ -47,8 +47,7 @@ def host_actions(actions: Any) -> Any:
 
 def screens_to_obs(full: np.ndarray, obs_format: str) -> np.ndarray:
     """``uint8 [N, 144, 160]`` shades -> ``[N, 72, 80]`` (u8) or ``[N, 72, 20]`` (packed2)."""
-    if obs_format not in OBS_FORMATS:
-        raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
+    check_obs_format(obs_format, colour=False)  # the PyBoy backends run DMG machines
     shades = px.downsample(full)
     return px.pack_shades(shades) if obs_format == "packed2" else shades
 

@@ -12,6 +12,12 @@
   into a caller's contiguous uint8 tensor at an element offset (rollout slots).
 * full resolution: :meth:`render_full` returns ``[M, 144, 160]`` for chosen envs.
 
+A Game Boy Color machine's buffers (``colour=True``) are in colour (``kernels/ppu/render_cgb.py``):
+``render_pixels`` fills ``[N, 72, 80]`` 8-bit luminance (``core.pixels.luma``) where a DMG's
+are shades, ``render_pixels_rgb`` an ``[N, 72, 80, 3]`` RGB buffer, the snapshots take
+``obs_format`` "luma" or "rgb", and :meth:`render_full` returns ``[M, 144, 160, 3]`` RGB;
+packed2 (2-bit shades) has no colour form and is refused.
+
 :class:`PixelBackendMixin` gives a backend all of these as its own methods.
 
 Every render reads a ``video`` source (VRAM + OAM) and the per-line latches: the
@@ -43,12 +49,14 @@ import torch
 import warp as wp
 
 from gbxcule.backends.env_slices import EnvSlices, PerEnv
-from gbxcule.backends.protocol import OBS_FORMATS
+from gbxcule.backends.protocol import check_obs_format
 from gbxcule.core import pixels as px
 from gbxcule.kernels.ppu import render
+from gbxcule.kernels.ppu.render_cgb import render_cgb_kernels
 
 FRAME_BYTES = px.DOWN_H * px.DOWN_W  # 5760
 PACKED_FRAME_BYTES = px.DOWN_H * px.PACKED_W  # 1440
+RGB_FRAME_BYTES = FRAME_BYTES * 3
 
 
 class PixelsNotEnabledError(RuntimeError):
@@ -76,11 +84,21 @@ class PixelBuffers:
         *,
         render_pixels: bool = False,
         render_pixels_packed: bool = False,
+        render_pixels_rgb: bool = False,
         slices: EnvSlices | None = None,
+        colour: bool = False,
     ) -> None:
-        """``slices``: how CPU renders split the envs (the backend's own; default one slice)."""
+        """``slices``: how CPU renders split the envs (the backend's own; default one slice);
+        ``colour``: a Game Boy Color machine's buffers (luminance and RGB)."""
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        if colour and render_pixels_packed:
+            raise ValueError(
+                "render_pixels_packed: packed2 holds 2-bit DMG shades; a Game Boy Color "
+                "machine renders luminance (render_pixels) and RGB (render_pixels_rgb)"
+            )
+        if render_pixels_rgb and not colour:
+            raise ValueError("render_pixels_rgb: a DMG machine's screen has no colour")
         if slices is not None and slices.num_envs != num_envs:
             raise ValueError(f"slices cover {slices.num_envs} envs, the buffers {num_envs}")
         self.num_envs = num_envs
@@ -89,20 +107,24 @@ class PixelBuffers:
         self.torch_device = torch.device(wp.device_to_torch(self.device))
         self.render_pixels = render_pixels
         self.render_pixels_packed = render_pixels_packed
+        self.colour = bool(colour)
         self._shades = self._alloc(px.DOWN_W) if render_pixels else None
         self._packed = self._alloc(px.PACKED_W) if render_pixels_packed else None
+        self._rgb = self._alloc(px.DOWN_W, 3) if render_pixels_rgb else None
         self._shades_torch = wp.to_torch(self._shades) if self._shades is not None else None
         self._packed_torch = wp.to_torch(self._packed) if self._packed is not None else None
+        self._rgb_torch = wp.to_torch(self._rgb) if self._rgb is not None else None
         self._streams: dict[int, wp.Stream] = {}
         self._recorded_step: tuple[wp.array, wp.array, wp.array | None, list] | None = None
 
-    def _alloc(self, width: int) -> wp.array:
-        return wp.zeros((self.num_envs, px.DOWN_H, width), dtype=wp.uint8, device=self.device)
+    def _alloc(self, *row: int) -> wp.array:
+        return wp.zeros((self.num_envs, px.DOWN_H, *row), dtype=wp.uint8, device=self.device)
 
     # ---- accessors ------------------------------------------------------------------
 
     def pixels_wp(self) -> wp.array:
-        """The owned ``uint8 [N, 72, 80]`` shades buffer (filled by every step)."""
+        """The owned ``uint8 [N, 72, 80]`` buffer (filled by every step): shades 0..3, or
+        on a Game Boy Color machine luminance 0..255."""
         if self._shades is None:
             raise PixelsNotEnabledError(
                 "pixels were not enabled: build the backend with render_pixels=True"
@@ -127,6 +149,16 @@ class PixelBuffers:
         self.pixels_packed_wp()
         return self._packed_torch
 
+    def pixels_rgb_torch(self) -> torch.Tensor:
+        """Zero-copy Torch view of the owned ``uint8 [N, 72, 80, 3]`` RGB buffer of a Game
+        Boy Color machine (filled by every step)."""
+        if self._rgb_torch is None:
+            raise PixelsNotEnabledError(
+                "RGB pixels were not enabled: build a Game Boy Color backend with "
+                "render_pixels_rgb=True"
+            )
+        return self._rgb_torch
+
     # ---- rendering ------------------------------------------------------------------
 
     def render_step(
@@ -138,10 +170,11 @@ class PixelBuffers:
         video_log: wp.array | None = None,
     ) -> None:
         """Fill the enabled owned buffers from the step's latches (no-op if none enabled)."""
-        if self._shades is None and self._packed is None:
+        if self._shades is None and self._packed is None and self._rgb is None:
             return
+        second = self._rgb if self.colour else self._packed
         if self.device.is_cuda:
-            self._render_shades(video, line_latch, video_log, self._shades, self._packed, stream)
+            self._render_shades(video, line_latch, video_log, self._shades, second, stream)
             return
         # On the CPU the same launches repeat every step: recorded once per source triple.
         rec = self._recorded_step
@@ -151,9 +184,9 @@ class PixelBuffers:
             or rec[1] is not line_latch
             or rec[2] is not video_log
         ):
-            args = self._cpu_render_args(video, line_latch, video_log, self._shades, self._packed)
+            args = self._cpu_render_args(video, line_latch, video_log, self._shades, second)
             launches = self._slices.record(
-                render.render_shades_kernel, args, device=self.device, dim_tail=(px.DOWN_H,)
+                self._down_kernel(), args, device=self.device, dim_tail=(px.DOWN_H,)
             )
             rec = self._recorded_step = (video, line_latch, video_log, launches)
         self._slices.replay(rec[3])
@@ -169,7 +202,8 @@ class PixelBuffers:
         video_log: wp.array | None = None,
     ) -> None:
         """Render all N envs' ``[72, 80]`` shades into ``out.view(-1)[base_offset:]``."""
-        target = self._target(out, base_offset, px.DOWN_W, "base_offset")
+        check_obs_format("u8", self.colour)
+        target = self._target(out, base_offset, (px.DOWN_W,), "base_offset")
         self._render_shades(video, line_latch, video_log, target, None, stream)
 
     def render_pixels_snapshot_packed_to_torch(
@@ -183,8 +217,39 @@ class PixelBuffers:
         video_log: wp.array | None = None,
     ) -> None:
         """Render all N envs' ``[72, 20]`` packed2 frames into ``out.view(-1)[base_offset_bytes:]``."""
-        target = self._target(out, base_offset_bytes, px.PACKED_W, "base_offset_bytes")
+        check_obs_format("packed2", self.colour)
+        target = self._target(out, base_offset_bytes, (px.PACKED_W,), "base_offset_bytes")
         self._render_shades(video, line_latch, video_log, None, target, stream)
+
+    def render_obs_to_torch(
+        self,
+        video: wp.array,
+        line_latch: wp.array,
+        out: torch.Tensor,
+        offset: int,
+        obs_format: str,
+        stream: wp.Stream | None = None,
+        *,
+        video_log: wp.array | None = None,
+    ) -> None:
+        """All N envs' 72x80 frames in ``obs_format`` into ``out.view(-1)[offset:]``: the
+        two above on a DMG ("u8", "packed2"); luminance ("luma", ``[72, 80]``) or RGB
+        ("rgb", ``[72, 80, 3]``) on a Game Boy Color machine."""
+        check_obs_format(obs_format, self.colour)
+        if obs_format == "u8":
+            self.render_pixels_snapshot_to_torch(
+                video, line_latch, out, offset, stream, video_log=video_log
+            )
+        elif obs_format == "packed2":
+            self.render_pixels_snapshot_packed_to_torch(
+                video, line_latch, out, offset, stream, video_log=video_log
+            )
+        elif obs_format == "luma":
+            target = self._target(out, offset, (px.DOWN_W,), "offset")
+            self._render_shades(video, line_latch, video_log, target, None, stream)
+        else:
+            target = self._target(out, offset, (px.DOWN_W, 3), "offset")
+            self._render_shades(video, line_latch, video_log, None, target, stream)
 
     def render_full(
         self,
@@ -195,7 +260,8 @@ class PixelBuffers:
         video_log: wp.array | None = None,
     ) -> np.ndarray:
         """``uint8 [len(envs), 144, 160]`` full-resolution frames of the chosen envs (host
-        copy); warns (:class:`VideoLogOverflowWarning`) for an env whose log overflowed."""
+        copy; ``[len(envs), 144, 160, 3]`` RGB on a Game Boy Color machine); warns
+        (:class:`VideoLogOverflowWarning`) for an env whose log overflowed."""
         env_ids = np.asarray(envs, dtype=np.int64).reshape(-1)
         if env_ids.size == 0:
             raise ValueError("render_full needs at least one env")
@@ -203,14 +269,15 @@ class PixelBuffers:
             raise IndexError(f"env ids must be in 0..{self.num_envs - 1}, got {env_ids.tolist()}")
         offsets = self._check_inputs(video, line_latch, video_log)
         envs_wp = wp.array(env_ids.astype(np.int32), dtype=wp.int32, device=self.device)
-        out = wp.empty((env_ids.size, px.SCREEN_H, px.SCREEN_W), dtype=wp.uint8, device=self.device)
+        shape = (env_ids.size, px.SCREEN_H, px.SCREEN_W) + ((3,) if self.colour else ())
+        out = wp.empty(shape, dtype=wp.uint8, device=self.device)
+        if self.colour:
+            kernel, inputs = render_cgb_kernels()[0], [video, line_latch, video_log, envs_wp, out]
+        else:
+            kernel = render.render_full_kernel
+            inputs = [video, *offsets, line_latch, video_log, envs_wp, out]
         # Warp's own stream: the host copy below is ordered after it.
-        wp.launch(
-            render.render_full_kernel,
-            dim=(env_ids.size, px.SCREEN_H),
-            inputs=[video, *offsets, line_latch, video_log, envs_wp, out],
-            device=self.device,
-        )
+        wp.launch(kernel, dim=(env_ids.size, px.SCREEN_H), inputs=inputs, device=self.device)
         frames = out.numpy()
         overflowed = [] if video_log is None else video_log_overflowed(video_log, env_ids)
         if overflowed:
@@ -224,35 +291,39 @@ class PixelBuffers:
 
     # ---- internals ------------------------------------------------------------------
 
-    def _render_shades(self, video, line_latch, video_log, shades, packed, stream) -> None:
+    def _down_kernel(self) -> Any:
+        return render_cgb_kernels()[1] if self.colour else render.render_shades_kernel
+
+    def _down_inputs(self, video, offsets, line_latch, video_log, first, second) -> list:
+        """The downsampling kernel's inputs; ``first``/``second``: shades/packed2 on a DMG,
+        luminance/RGB on a Game Boy Color machine (None: not wanted)."""
+        if self.colour:
+            return [video, line_latch, video_log, second, first]
+        return [video, *offsets, line_latch, video_log, first, second]
+
+    def _render_shades(self, video, line_latch, video_log, first, second, stream) -> None:
         if not self.device.is_cuda:  # one launch per env slice, on the step's worker threads
-            args = self._cpu_render_args(video, line_latch, video_log, shades, packed)
+            args = self._cpu_render_args(video, line_latch, video_log, first, second)
             self._slices.launch(
-                render.render_shades_kernel, args, device=self.device, dim_tail=(px.DOWN_H,)
+                self._down_kernel(), args, device=self.device, dim_tail=(px.DOWN_H,)
             )
             return
         offsets = self._check_inputs(video, line_latch, video_log)
         dim = (self.num_envs, px.DOWN_H)
-        inputs = [video, *offsets, line_latch, video_log, shades, packed]
+        inputs = self._down_inputs(video, offsets, line_latch, video_log, first, second)
         target = stream if stream is not None else self._torch_stream()
         own = wp.get_stream(self.device)  # where the emulator's kernels run
         if target.cuda_stream != own.cuda_stream:
             target.wait_stream(own)  # render after the step that wrote VRAM and latches
-        wp.launch(render.render_shades_kernel, dim=dim, inputs=inputs, stream=target)
+        wp.launch(self._down_kernel(), dim=dim, inputs=inputs, stream=target)
         if target.cuda_stream != own.cuda_stream:
             own.wait_stream(target)  # the next step must not overwrite what this reads
         # GPU-side events only: the host never waits here.
 
-    def _cpu_render_args(self, video, line_latch, video_log, shades, packed) -> list:
+    def _cpu_render_args(self, video, line_latch, video_log, first, second) -> list:
         offsets = self._check_inputs(video, line_latch, video_log)
-        return [
-            PerEnv(video),
-            *offsets,
-            PerEnv(line_latch),
-            PerEnv(video_log),
-            PerEnv(shades),
-            PerEnv(packed),
-        ]
+        per_env = [PerEnv(a) for a in (video, line_latch, video_log, first, second)]
+        return self._down_inputs(*per_env[:1], offsets, *per_env[1:])
 
     def _torch_stream(self) -> wp.Stream:
         """The current Torch stream of the buffers' CUDA device, as a (cached) Warp stream."""
@@ -275,11 +346,18 @@ class PixelBuffers:
         if tuple(line_latch.shape) != want_latch or line_latch.dtype != wp.uint8:
             raise ValueError(f"line_latch must be uint8 {list(want_latch)}, got {line_latch.shape}")
         sources = [("video", video), ("line_latch", line_latch)]
+        frame_bytes = px.FRAME_VIDEO_BYTES_CGB if self.colour else px.FRAME_VIDEO_BYTES
+        if self.colour and video.shape[1] != frame_bytes:
+            raise ValueError(
+                f"a Game Boy Color machine's video is its frame_video [{self.num_envs}, "
+                f"{frame_bytes}], got {video.shape}"
+            )
         if video_log is not None:
-            want_log = (self.num_envs, px.VIDEO_LOG_WORDS)
+            words = px.VIDEO_LOG_WORDS_CGB if self.colour else px.VIDEO_LOG_WORDS
+            want_log = (self.num_envs, words)
             if tuple(video_log.shape) != want_log or video_log.dtype != wp.int32:
                 raise ValueError(f"video_log must be int32 {list(want_log)}, got {video_log.shape}")
-            if video.shape[1] != px.FRAME_VIDEO_BYTES:
+            if video.shape[1] != frame_bytes:
                 raise ValueError("a video_log goes with a frame_video source, not a mem array")
             sources.append(("video_log", video_log))
         for name, arr in sources:
@@ -287,8 +365,10 @@ class PixelBuffers:
                 raise ValueError(f"{name} is on {arr.device}, pixel buffers on {self.device}")
         return px.video_offsets(video.shape[1])
 
-    def _target(self, out: torch.Tensor, offset: int, width: int, offset_name: str) -> wp.array:
-        """``out`` as a Warp array ``[N, 72, width]`` starting at element ``offset``."""
+    def _target(
+        self, out: torch.Tensor, offset: int, row: tuple[int, ...], offset_name: str
+    ) -> wp.array:
+        """``out`` as a Warp array ``[N, 72, *row]`` starting at element ``offset``."""
         if not isinstance(out, torch.Tensor):
             raise TypeError(f"out must be a torch.Tensor, got {type(out).__name__}")
         if out.dtype != torch.uint8:
@@ -299,16 +379,17 @@ class PixelBuffers:
             raise ValueError("out must be contiguous (call .contiguous() or allocate it so)")
         if not isinstance(offset, (int, np.integer)) or offset < 0:
             raise ValueError(f"{offset_name} must be an int >= 0, got {offset!r}")
-        needed = self.num_envs * px.DOWN_H * width
+        needed = self.num_envs * px.DOWN_H * int(np.prod(row))
         if out.numel() < offset + needed:
+            frame = "x".join(map(str, (px.DOWN_H, *row)))
             raise ValueError(
-                f"out has {out.numel()} elements; {self.num_envs} frames of {px.DOWN_H}x{width} "
+                f"out has {out.numel()} elements; {self.num_envs} frames of {frame} "
                 f"at {offset_name}={offset} need {offset + needed}"
             )
         return wp.array(
             ptr=out.data_ptr() + int(offset),
             dtype=wp.uint8,
-            shape=(self.num_envs, px.DOWN_H, width),
+            shape=(self.num_envs, px.DOWN_H, *row),
             device=self.device,
         )
 
@@ -326,14 +407,6 @@ class PixelBackendMixin:
     pixels: PixelBuffers
     cgb: bool = False
 
-    def _screens_drawn(self) -> None:
-        """A Game Boy Color machine's screens need the CGB renderer, not built yet."""
-        if self.cgb:
-            raise NotImplementedError(
-                "a Game Boy Color machine's screens are not rendered yet (issue #46): "
-                "use RAM reads (read_memory, a task's reads and features), not pixels"
-            )
-
     def render_pixels_after_step(self) -> None:
         m = self.machine
         self.pixels.render_step(m.frame_video, m.line_latch, video_log=m.video_log)
@@ -350,8 +423,10 @@ class PixelBackendMixin:
     def pixels_packed_torch(self) -> torch.Tensor:
         return self.pixels.pixels_packed_torch()
 
+    def pixels_rgb_torch(self) -> torch.Tensor:
+        return self.pixels.pixels_rgb_torch()
+
     def render_pixels_snapshot_to_torch(self, out: torch.Tensor, base_offset: int = 0) -> None:
-        self._screens_drawn()
         m = self.machine
         self.pixels.render_pixels_snapshot_to_torch(
             m.frame_video, m.line_latch, out, base_offset, video_log=m.video_log
@@ -360,7 +435,6 @@ class PixelBackendMixin:
     def render_pixels_snapshot_packed_to_torch(
         self, out: torch.Tensor, base_offset_bytes: int = 0
     ) -> None:
-        self._screens_drawn()
         m = self.machine
         self.pixels.render_pixels_snapshot_packed_to_torch(
             m.frame_video, m.line_latch, out, base_offset_bytes, video_log=m.video_log
@@ -368,22 +442,24 @@ class PixelBackendMixin:
 
     def render_obs(self, out: torch.Tensor, offset: int, obs_format: str) -> None:
         """``TrainingBackend.render_obs``: one snapshot render launch into ``out``."""
-        if obs_format == "packed2":
-            self.render_pixels_snapshot_packed_to_torch(out, offset)
-        elif obs_format == "u8":
-            self.render_pixels_snapshot_to_torch(out, offset)
-        else:
-            raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
+        m = self.machine
+        self.pixels.render_obs_to_torch(
+            m.frame_video, m.line_latch, out, offset, obs_format, video_log=m.video_log
+        )
 
     def screens(self, envs: Any) -> np.ndarray:
-        """``TrainingBackend.screens``: one full render launch for ``envs``."""
-        self._screens_drawn()
+        """``TrainingBackend.screens``: one full render launch for ``envs`` (RGB on a Game
+        Boy Color machine)."""
         m = self.machine
         return self.pixels.render_full(m.frame_video, m.line_latch, envs, video_log=m.video_log)
 
     def frame_shades(self, env: int) -> np.ndarray:
         """``uint8 [144, 160]`` shades of the last frame of ``env`` (protocol method)."""
-        self._screens_drawn()
+        if self.cgb:
+            raise ValueError(
+                "a Game Boy Color machine's frames are in colour, not DMG shades: use "
+                "screens(envs) (RGB) or render_obs with 'luma' or 'rgb'"
+            )
         m = self.machine
         return self.pixels.render_full(m.frame_video, m.line_latch, [env], video_log=m.video_log)[0]
 

@@ -73,7 +73,26 @@ class RamGather(Protocol):
         ...
 
 
-OBS_FORMATS = ("packed2", "u8")  # 72x80 shades packed 4 to a byte, or one a byte
+# 72x80 frames: a DMG's shades packed 4 to a byte or one a byte; a Game Boy Color
+# machine's 8-bit luminance or RGB (core/pixels.py)
+DMG_OBS_FORMATS = ("packed2", "u8")
+CGB_OBS_FORMATS = ("luma", "rgb")
+OBS_FORMATS = DMG_OBS_FORMATS + CGB_OBS_FORMATS
+
+
+def check_obs_format(obs_format: str, colour: bool) -> None:
+    """``ValueError`` unless ``obs_format`` is one a DMG (``colour`` False) or a Game Boy
+    Color machine renders."""
+    formats = CGB_OBS_FORMATS if colour else DMG_OBS_FORMATS
+    if obs_format in formats:
+        return
+    if obs_format in CGB_OBS_FORMATS + DMG_OBS_FORMATS:
+        which = "a Game Boy Color machine" if colour else "a DMG (Game Boy) machine"
+        raise ValueError(
+            f"obs_format {obs_format!r} is not drawn by {which}: its observations are "
+            f"{' or '.join(map(repr, formats))}"
+        )
+    raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
 
 
 @runtime_checkable
@@ -123,7 +142,8 @@ class TrainingBackend(Backend, Protocol):
         """Env ``e`` in ``mask`` becomes a copy of env ``src_env_per_dst[e]``."""
 
     def screens(self, envs: Any) -> np.ndarray:
-        """``uint8 [len(envs), 144, 160]``: those envs' last full frames (shades 0..3)."""
+        """``uint8 [len(envs), 144, 160]``: those envs' last full frames (shades 0..3; on a
+        Game Boy Color machine ``[len(envs), 144, 160, 3]`` RGB)."""
         ...
 
     def render_obs(self, out: Any, offset: int, obs_format: str) -> None:

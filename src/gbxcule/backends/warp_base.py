@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
+from gbxcule.core import pixels as px
 from gbxcule.core.cartridge import (
     CGB_FLAG_OFFSET,
     RAM_BANK_SIZE,
@@ -62,8 +63,17 @@ def trailing_shapes(cgb: bool = False) -> dict[str, tuple[int, ...]]:
         "i32": (len(I32_FIELDS) + int(HOOK_WORDS) + int(STEP_WORDS),),
         "i64": (len(I64_FIELDS),),
         **per_env_arrays(),
-        **({"cgb": (CGB_BYTES,)} if cgb else {}),
+        **(_CGB_SHAPES if cgb else {}),
     }
+
+
+# A Game Boy Color machine's rows that differ: the CGB state, and the renderer's frame
+# snapshot and write log with VRAM bank 1 and the palettes (core/pixels.py)
+_CGB_SHAPES = {
+    "cgb": (CGB_BYTES,),
+    "frame_video": (px.FRAME_VIDEO_BYTES_CGB,),
+    "video_log": (px.VIDEO_LOG_WORDS_CGB,),
+}
 
 
 class UnsupportedCartridgeError(CartridgeError):

@@ -87,6 +87,7 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         action_codec: str = "pokemonred_puffer_v1",
         render_pixels: bool = False,
         render_pixels_packed: bool = False,
+        render_pixels_rgb: bool = False,
         state_path: str | Path | None = None,
         device: str = "cpu",
         mem_layout: str = "env_major",
@@ -137,11 +138,11 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         post-boot DIV counter and LCD phase) or ``"pyboy"`` (the installed PyBoy's own boot
         ROM: every env then equals a stock ``PyBoy(rom)`` at 0x0100).
 
-        ``cgb``: Game Boy Color machines as PyBoy's ``cgb=True`` (experimental, issue #46),
-        ``boot="pyboy"``; no screens yet (``history/cgb.md``)."""
+        ``cgb``: Game Boy Color machines as PyBoy's ``cgb=True``, ``boot="pyboy"``; their
+        ``render_pixels`` are luminance, ``render_pixels_rgb`` RGB (``history/cgb.md``)."""
         release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
         self.boot = check_boot(boot)
-        self.cgb = check_cgb(cgb, self.boot, render_pixels or render_pixels_packed)
+        self.cgb = check_cgb(cgb, self.boot)
         self.codec = get_codec(action_codec)
         self.rom_path = Path(rom_path)
         self._rom = read_rom(rom_path, allow_bad_logo=allow_bad_logo, allow_cgb_only=self.cgb)
@@ -216,12 +217,9 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
             if self.env_order == "pc":  # the sort's keys, beside the order it sorts
                 self._order_keys = wp.zeros(2 * num_envs, dtype=wp.int32, device=device)
         self.pixels = PixelBuffers(
-            num_envs,
-            device,
-            render_pixels=render_pixels,
-            render_pixels_packed=render_pixels_packed,
-            slices=self._slices,
-        )
+            num_envs, device, render_pixels=render_pixels, slices=self._slices, colour=self.cgb,
+            render_pixels_packed=render_pixels_packed, render_pixels_rgb=render_pixels_rgb,
+        )  # fmt: skip
         self._buttons = wp.zeros(num_envs, dtype=wp.int32, device=device)
         self._recorded_step: tuple[tuple[int, int], list[Any]] | None = None
         self._init_training_api(state_path=state_path, sym_path=sym_path)  # training_api.py
