@@ -161,3 +161,51 @@ def test_a_pyboy_cgb_state_as_a_start_state_of_a_cgb_backend(colour_only_rom):
     finally:
         pyboy.stop(save=False)
         b.close()
+
+
+def test_a_cgb_machine_exports_pyboy_cgb_states(colour_only_rom):
+    """In lockstep with PyBoy ``cgb=True`` (the program ends in double speed with an HBlank
+    HDMA running), our export at several steps equals PyBoy's own save field for field
+    (sound, the per-line record and the wall clock aside: ``state_diffs``), its screen
+    too; PyBoy continues from the export as from its own state, and the export loads
+    back into our machine unchanged."""
+    import io
+
+    from gbxcule.core.savestate import load_pyboy_state
+    from gbxcule.kernels.apu.apu_layout import APU_CGB_SAMPLE_ONLY
+
+    from .support.backend_api_support import state_diffs
+
+    rom = colour_only_rom.read_bytes()
+    b = WarpVecCpuBackend(
+        colour_only_rom, num_envs=2, cgb=True, boot="pyboy", frames_per_step=1,
+        action_codec="buttons:noop,a", release_after_frames=1, threads=2,
+    )  # fmt: skip
+    pyboy = _pyboy_after(rom, 64)
+    try:
+        b.reset()
+        for step in range(12):
+            b.step(np.zeros(2, dtype=np.int64))
+            pyboy.tick(1, True)
+            if step % 4 != 3:
+                continue
+            exported = b.export_pyboy_state(1)
+            buf = io.BytesIO()
+            pyboy.save_state(buf)
+            theirs = load_pyboy_state(buf.getvalue(), rom)
+            ours = load_pyboy_state(exported, rom)
+            assert ours.cgb and ours.lcd.cgb and ours.double_speed == theirs.double_speed
+            skip = {"renderer.screen_attributes", *APU_CGB_SAMPLE_ONLY}
+            assert not state_diffs(theirs, ours, skip=skip)
+            assert np.array_equal(ours.renderer.screen, theirs.renderer.screen), step
+        again = pyboy_cgb(rom)
+        again.load_state(io.BytesIO(exported))
+        b.load_state(exported)  # every env, from the export
+        for _ in range(4):
+            again.tick(1, False)
+            b.step(np.zeros(2, dtype=np.int64))
+        _assert_same_memory(b, again)
+        again.stop(save=False)
+    finally:
+        pyboy.stop(save=False)
+        b.close()

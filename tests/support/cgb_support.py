@@ -163,9 +163,31 @@ def diff(pyboy, m, palettes: dict[str, np.ndarray] | None = None) -> list[str]:
     return out
 
 
-def lockstep(rom: bytes, frames: int, shape: str = "plain") -> tuple[int, list[str]]:
+def sound_diff(pyboy, m, rom: bytes) -> list[str]:
+    """The sound blocks of PyBoy's save state and of our machine's export that differ
+    (the fields only audio samples read aside: ``APU_SAMPLE_ONLY``, ``APU_CGB_SAMPLE_ONLY``)."""
+    from gbxcule.backends.machine_state import capture_env
+    from gbxcule.backends.savestate_bridge import pyboy_state_from_env
+    from gbxcule.core.savestate import load_pyboy_state
+    from gbxcule.kernels.apu.apu_layout import APU_CGB_SAMPLE_ONLY, APU_SAMPLE_ONLY
+
+    from .backend_api_support import state_diffs
+
+    buf = io.BytesIO()
+    pyboy.save_state(buf)
+    theirs = load_pyboy_state(buf.getvalue(), rom).sound
+    _, cart = cart_config(rom, allow_cgb_only=True)
+    ours = pyboy_state_from_env(capture_env(m, 0), cart, rom).sound
+    return state_diffs(theirs, ours, "sound.", skip={*APU_SAMPLE_ONLY, *APU_CGB_SAMPLE_ONLY})
+
+
+def lockstep(
+    rom: bytes, frames: int, shape: str = "plain", sound: int = 0
+) -> tuple[int, list[str]]:
     """Both sides ``frames`` frames from power-on (our step kernel of ``shape``); (-1, [])
-    when they agree after every frame, else the first frame that differs and how."""
+    when they agree after every frame, else the first frame that differs and how.
+    ``sound``: every ``sound`` frames and after the last, the sound unit's saved state
+    too (``sound_diff``; an export a frame costs more than the frame)."""
     pyboy = pyboy_cgb(rom)
     m = cgb_machine(rom)
     try:
@@ -173,6 +195,8 @@ def lockstep(rom: bytes, frames: int, shape: str = "plain") -> tuple[int, list[s
             pyboy.tick(1, False)
             cgb_frame(m, shape)
             problems = diff(pyboy, m)
+            if sound and not problems and (f % sound == sound - 1 or f == frames - 1):
+                problems = sound_diff(pyboy, m, rom)
             if problems:
                 return f + 1, problems
     finally:

@@ -242,6 +242,20 @@ PROBES: dict[str, str] = {
             for period in (0x7FF, 0x7FE, 0x7FD, 0x7FB, 0x7F8)
         )
     ),
+    # NRx2 writes to playing channels 1, 2 and 4 (CGB hardware's envelope glitch: steps,
+    # inversions, a re-armed timer owing a step) between envelope clocks; the volumes are
+    # in the sound unit's state (the CGB lockstep compares it; PCM12/PCM34 follow duty
+    # positions, not emulated), NR52 in the log
+    "envelope": "".join(
+        POWER_ON
+        + _write(nrx2, 0x80)
+        + _write(nrx2 + 2, 0x80)
+        + "".join(
+            _write(nrx2, v) + _read(0x26) + _delay(f".e{nrx2:x}{k}", 4 + 8 * k, 160)
+            for k, v in enumerate((0x88, 0x89, 0x81, 0x08, 0x08, 0xF0, 0xF7, 0xA3, 0xAB, 0x90))
+        )
+        for nrx2 in (0x12, 0x17, 0x21)
+    ),
 }
 
 

@@ -9,7 +9,7 @@ renderer: VRAM, OAM, registers, clock and flags), ``dma.py`` (OAM DMA), ``joypad
 ``mbc.py`` (banks, RAM, cart RAM) and ``rtc.py`` (the MBC3 clock). This module only composes them.
 
 Loading (:func:`env_state_from_pyboy`) does what PyBoy 2.8.1's ``load_state`` does to a
-machine: refuses CGB states, then
+machine: refuses a CGB-hardware state for a DMG machine and the other way round, then
 
 * every field the file stores is taken from it, unit by unit;
 * the fields PyBoy's loader derives are derived the same way (``kernels/pyboy_load.py``);
@@ -27,7 +27,8 @@ machine: refuses CGB states, then
   shows it (``kernels/ppu/ppu.py``, ``lcd_from_pyboy``).
 
 Exporting (:func:`pyboy_state_from_env`) writes the same fields back into a v29
-``PyBoyState``. What it cannot carry: the audio buffer and the sound fields only samples
+``PyBoyState`` (a Game Boy Color machine's with its CGB fields: ``cgb.py``'s
+``cgb_into_pyboy``). What it cannot carry: the audio buffer and the sound fields only samples
 depend on (each unit's ``Unit.sample_only``: the sound unit's, as the last trigger or load left
 them), the per-line scroll record (zero; PyBoy redraws on its next frame) and every
 field PyBoy does not save (above). Its screen is the env's last frame as drawn here. The clock's ``saved_at`` is written as +infinity
@@ -44,6 +45,7 @@ from gbxcule.core import pixels as px
 from gbxcule.core.memory_layout import CGB_BYTES, SPAN
 from gbxcule.core.pyboy_state import PyBoyState
 from gbxcule.core.savestate import SavestateError, cart_layout_from_rom, refuse_cgb
+from gbxcule.kernels.board.cgb import cgb_into_pyboy
 from gbxcule.kernels.units import UNITS
 
 STAT_TRANSITION_VBLANK_PRETRIGGERED = 3  # CGB hardware only
@@ -113,16 +115,32 @@ def _derive_lcd(st: MachineState, cart: CartConfig) -> MachineState:
 
 def pyboy_state_from_env(st: MachineState, cart: CartConfig, rom: bytes) -> PyBoyState:
     """A v29 ``PyBoyState`` of the env state ``st`` (see the module doc for what is lost)."""
-    if is_cgb_state(st):
-        raise SavestateError(
-            "saving a Game Boy Color machine's state is not supported yet (issue #46)"
-        )
     layout = cart_layout_from_rom(rom)
     parts: dict = {}
     for unit in UNITS:  # kernels/units.py: each gives back its own part
         parts.update(unit.save(st, cart, layout))
-    parts["renderer"].screen = _screen_words(st, cart)
+    if is_cgb_state(st):  # its fields sit in the others' blocks (header, LCD, RAM)
+        parts = cgb_into_pyboy(st, parts)
+        parts["renderer"].screen = _colour_screen_words(st, cart)
+    else:
+        parts["renderer"].screen = _screen_words(st, cart)
     return PyBoyState(cart_layout=layout, **parts)
+
+
+def _colour_screen_words(st: MachineState, cart: CartConfig) -> np.ndarray:
+    """A CGB machine's last frame as PyBoy's screen buffer (bytes R, G, B, A from the
+    lowest), drawn by the CGB renderer (``pixels_cgb.frame_of_colours`` loads it back)."""
+    import warp as wp
+
+    from gbxcule.kernels.ppu.render_cgb import render_cgb_kernels
+
+    m = _scratch_machine(st, cart)
+    out = wp.empty((1, px.SCREEN_H, px.SCREEN_W, 3), dtype=wp.uint8, device="cpu")
+    envs = wp.zeros(1, dtype=wp.int32, device="cpu")
+    inputs = [m.frame_video, m.line_latch, m.video_log, envs, out]
+    wp.launch(render_cgb_kernels()[0], dim=(1, px.SCREEN_H), inputs=inputs, device="cpu")
+    rgb = out.numpy()[0].astype(np.uint32)
+    return rgb[..., 0] | rgb[..., 1] << 8 | rgb[..., 2] << 16 | np.uint32(0xFF) << 24
 
 
 def _screen_words(st: MachineState, cart: CartConfig) -> np.ndarray:

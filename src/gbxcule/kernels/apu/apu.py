@@ -212,7 +212,11 @@ def apu_sync(m: wp.ref[Machine], i: int, cycles: wp.int64):
         # samples up to its start were the earlier frames', the count starts there
         m.i64[i, SND_COUNT_FROM] = start
         if start < cycles:
-            sample_advance(m, i, start)
+            at = start
+            if wp.static(CGB):  # the start in the unit's cycles (half the CPU's in double speed)
+                gap = (start - a[i, SND_LAST]) >> wp.int64(speed_shift(m, i))
+                at = a[i, SND_CYCLES] + gap
+            sample_advance(m, i, at)
         a[i, SND_FRAME_SAMPLES] = wp.int64(0)
     delta = cycles - a[i, SND_LAST]
     shift = 0

@@ -98,6 +98,19 @@ def tick_envelope(m: wp.ref[Machine], i: int, ch: int):
         a[i, col(ch, ENV_TIMER)] = timer
 
 
+@wp.func
+def tick_envelope_extra(m: wp.ref[Machine], i: int, ch: int):
+    """CGB hardware: the step a timer flagged by the NRx2 glitch (bit 3) owes, on even steps."""
+    a = m.apu
+    timer = a[i, col(ch, ENV_TIMER)]
+    if (timer & wp.int64(8)) != wp.int64(0):
+        a[i, col(ch, ENV_TIMER)] = timer & wp.int64(7)
+        step = wp.where(a[i, col(ch, ENV_DIR)] != wp.int64(0), wp.int64(1), wp.int64(-1))
+        vol = a[i, col(ch, VOLUME)] + step
+        if vol >= wp.int64(0) and vol <= wp.int64(15):
+            a[i, col(ch, VOLUME)] = vol
+
+
 @wp.func(inline=False)
 def sweep_calc(m: wp.ref[Machine], i: int, save: int) -> int:
     """PyBoy's ``SweepChannel.sweep``: 1 when a new period was written back."""
@@ -138,7 +151,7 @@ def tick_sweep(m: wp.ref[Machine], i: int):
 
 @wp.func(inline=False)
 def frame_sequencer_tick(m: wp.ref[Machine], i: int):
-    """PyBoy's ``_tick_frame_sequencer`` (DMG)."""
+    """PyBoy's ``_tick_frame_sequencer``."""
     a = m.apu
     counter = a[i, SND_DIV_COUNTER]
     if counter == wp.int64(2) or counter == wp.int64(5):
@@ -151,12 +164,19 @@ def frame_sequencer_tick(m: wp.ref[Machine], i: int):
     if a[i, SND_POWERON] == wp.int64(0):
         return
     step = a[i, SND_DIV_APU]
+    envelope_step = wp.int64(7)
+    if wp.static(CGB):  # envelopes on step 0, and owed glitch steps on even ones
+        envelope_step = wp.int64(0)
+        if step % wp.int64(2) == wp.int64(0):
+            tick_envelope_extra(m, i, 0)
+            tick_envelope_extra(m, i, 1)
+            tick_envelope_extra(m, i, 3)
     if step % wp.int64(2) == wp.int64(1):
         for ch in range(4):
             tick_length(m, i, ch)
     if step % wp.int64(4) == wp.int64(3):
         tick_sweep(m, i)
-    if step % wp.int64(8) == wp.int64(7):
+    if step % wp.int64(8) == envelope_step:
         tick_envelope(m, i, 0)
         tick_envelope(m, i, 1)
         tick_envelope(m, i, 3)
@@ -192,8 +212,40 @@ def sequencer_is_idle(m: wp.ref[Machine], i: int) -> int:
 
 
 @wp.func
+def nrx2_glitch(m: wp.ref[Machine], i: int, ch: int, v: int):
+    """CGB hardware: an NRx2 write to a playing channel steps, inverts or re-arms its
+    envelope (PyBoy's ``nrx2_glitch``; a re-armed timer owes a step, its bit 3)."""
+    a = m.apu
+    if a[i, col(ch, ENABLE)] != wp.int64(0) and (v & 0xF8) != 0:
+        old = int(a[i, col(ch, ENV_VOL)] << wp.int64(4) | a[i, col(ch, ENV_DIR)] << wp.int64(3))
+        old = old | int(a[i, col(ch, ENV_PACE)])
+        volume = int(a[i, col(ch, VOLUME)])
+        tick = (v & 7) != 0 and (old & 7) == 0
+        if (v & 0xF) == 8 and (old & 0xF) == 8:
+            tick = True
+        if ((v ^ old) & 8) != 0:
+            if (v & 8) != 0:
+                if (old & 7) == 0:
+                    volume = volume ^ 0xF
+                else:
+                    volume = (0xE - volume) & 0xF
+                tick = False
+            else:
+                volume = (0x10 - volume) & 0xF
+        if tick:
+            volume = (volume + wp.where((v & 8) != 0, 1, -1)) & 0xF
+        a[i, col(ch, VOLUME)] = wp.int64(volume)
+        if (v & 7) == 0:
+            a[i, col(ch, ENV_TIMER)] = wp.int64(0)
+        elif (old & 7) == 0:
+            a[i, col(ch, ENV_TIMER)] = wp.int64((v & 7) | 8)
+
+
+@wp.func
 def envelope_write(m: wp.ref[Machine], i: int, ch: int, v: int):
     a = m.apu
+    if wp.static(CGB):
+        nrx2_glitch(m, i, ch, v)
     a[i, col(ch, ENV_VOL)] = wp.int64((v >> 4) & 0x0F)
     a[i, col(ch, ENV_DIR)] = wp.int64((v >> 3) & 1)
     a[i, col(ch, ENV_PACE)] = wp.int64(v & 7)

@@ -90,6 +90,23 @@ APU_SAMPLE_ONLY = (
     "sound.noise.periodtimer",
     "sound.noise.shiftregister",
 )
+# On CGB hardware PyBoy also keeps, per channel, state that only its samples (and PCM12/
+# PCM34) read: the noise channel's counter model (the counter, its countdown and run flag,
+# a 2-bit cycle alignment, which clock the LFSR) and the pulse channels' trigger delay
+# (the first sample suppressed) and delayed duty change (the new duty held until the
+# channel's next step; NRx1 reads the new one either way). Loaded and saved here, not
+# advanced: the duty changes at once (history/cgb.md).
+APU_CGB_SAMPLE_ONLY = (
+    "sound.noise.counter",
+    "sound.noise.counter_countdown",
+    "sound.noise.counter_running",
+    "sound.noise.alignment",
+    *(
+        f"sound.{ch}.{f}"
+        for ch in ("sweep", "tone")
+        for f in ("sample_suppressed", "pending_wave_duty", "duty_update_pending")
+    ),
+)
 
 
 @wp.func

@@ -37,6 +37,7 @@ from gbxcule.core.memory_layout import (
     VRAM_SIZE,
     WRAM_OFF,
 )
+from gbxcule.core.pyboy_state import HdmaState, PaletteIndexState
 from gbxcule.kernels.apu.apu import apu_sync
 from gbxcule.kernels.board.ioregs import (
     BCPD,
@@ -276,6 +277,62 @@ def cgb_from_pyboy(state: Any, st: MachineState, cart: Any = None) -> None:
         seen = lcd.vbk & 1
         mem[VRAM_OFF : VRAM_OFF + VRAM_SIZE] = banks[seen]
         row[CGB_VRAM_OTHER_OFF : CGB_VRAM_OTHER_OFF + VRAM_SIZE] = banks[1 - seen]
+
+
+def _banks_of(st: MachineState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(VRAM bank 0, VRAM bank 1, WRAM banks 0-7 in order) of a CGB machine's host state."""
+    row, mem, io = st["cgb"], st["mem"], host_io(st)
+    seen = mem[VRAM_OFF : VRAM_OFF + VRAM_SIZE]
+    other = row[CGB_VRAM_OTHER_OFF : CGB_VRAM_OTHER_OFF + VRAM_SIZE]
+    vram = (other, seen) if io[VBK] & 1 else (seen, other)
+    wram = [mem[WRAM_OFF : WRAM_OFF + CGB_WRAM_BANK_SIZE]]
+    for b in range(1, 8):
+        at = CGB_WRAM_BANKS_OFF + (b - 1) * CGB_WRAM_BANK_SIZE
+        wram.append(row[at : at + CGB_WRAM_BANK_SIZE])
+    d000 = WRAM_OFF + CGB_WRAM_BANK_SIZE
+    wram[max(int(io[SVBK]) & 7, 1)] = mem[d000 : d000 + CGB_WRAM_BANK_SIZE]
+    return vram[0].copy(), vram[1].copy(), np.concatenate(wram)
+
+
+def _palette_index(value: int) -> PaletteIndexState:
+    value = int(value)
+    return PaletteIndexState(value, (value >> 7) & 1, (value >> 1) & 31, value & 1)
+
+
+def cgb_into_pyboy(st: MachineState, parts: dict) -> dict:
+    """The inverse of :func:`cgb_from_pyboy`: a CGB machine's registers, banks, palettes,
+    HDMA and speed into the PyBoy state ``parts`` the other units gave back (its header
+    fields; the LCD block's CGB tail and both VRAM banks; all 8 WRAM banks). A DMG
+    cartridge's machine (the boot ROM wrote KEY0) saves a downgraded LCD, as PyBoy does."""
+    row, io = st["cgb"], host_io(st)
+    vram0, vram1, wram = _banks_of(st)
+    hdma = CGB_HDMA_OFF
+    lcd = parts["lcd"]
+    downgraded = int(io[KEY0]) & 0x04 != 0
+    lcd.cgb, lcd.downgraded_to_dmg = int(not downgraded), int(downgraded)
+    lcd.speed_shift = int(row[CGB_SPEED_OFF])
+    lcd.object_priority_mode = int(io[OPRI])
+    lcd.vram, lcd.vram1, lcd.vbk = vram0, vram1, int(io[VBK]) & 1
+    lcd.bcps, lcd.ocps = _palette_index(io[BCPS]), _palette_index(io[OCPS])
+    palettes = row[CGB_BG_PALETTES_OFF : CGB_OBJ_PALETTES_OFF + 64].copy().view("<u2")
+    lcd.bcpd, lcd.ocpd = palettes[:32].astype(np.uint16), palettes[32:].astype(np.uint16)
+    parts["memory"].wram = wram
+    parts["sound"].speed_shift = int(row[CGB_SPEED_OFF])
+    h = HdmaState(
+        *(int(v) for v in io[HDMA5 - 4 : HDMA5 + 1]),
+        transfer_active=int(row[hdma + 4]),
+        curr_src=int(row[hdma]) | int(row[hdma + 1]) << 8,
+        curr_dst=int(row[hdma + 2]) | int(row[hdma + 3]) << 8,
+    )
+    return {
+        **parts,
+        "key0": int(io[KEY0]),
+        "key1": int(io[KEY1]),
+        "double_speed": int(row[CGB_SPEED_OFF]),
+        "cgb": 1,
+        "hdma": h,
+        "wram_select": int(io[SVBK]),
+    }
 
 
 CGB_UNIT = Unit(
