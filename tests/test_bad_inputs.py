@@ -116,7 +116,10 @@ def _with_cgb_flag(flag: int) -> bytes:
     return bytes(rom)
 
 
-def test_a_color_only_game_is_refused_and_a_color_enhanced_one_runs_as_dmg(tmp_path, capsys):
+def test_color_games_run_on_color_machines_unless_forced_to_dmg(tmp_path, capsys):
+    """PyBoy's rule (header bit 7): a Color-only and a Color-enhanced game run on a Game
+    Boy Color machine by default; cgb=False forces a DMG, which refuses a Color-only game
+    by name and runs a Color-enhanced one."""
     from gbxcule.backends.warp_vec import WarpVecCpuBackend
     from gbxcule.core.cartridge import CartridgeError
 
@@ -124,14 +127,18 @@ def test_a_color_only_game_is_refused_and_a_color_enhanced_one_runs_as_dmg(tmp_p
     only.write_bytes(_with_cgb_flag(0xC0))
     enhanced.write_bytes(_with_cgb_flag(0x80))
     with pytest.raises(CartridgeError, match=r"Game Boy Color only \(\$C0 at 0x0143\)"):
-        WarpVecCpuBackend(str(only), num_envs=1)
-    assert main(["info", str(only)]) == 1
-    assert "supported: no: Game Boy Color only" in capsys.readouterr().out
+        WarpVecCpuBackend(str(only), num_envs=1, cgb=False)
+    with pytest.raises(ValueError, match="CGB boot ROM"):
+        WarpVecCpuBackend(str(only), num_envs=1, boot="fast")
+    assert main(["info", str(only)]) == 0
+    assert "Game Boy Color only: runs on a Game Boy Color machine" in capsys.readouterr().out
     assert main(["info", str(enhanced)]) == 0
-    assert "Color-enhanced: runs in DMG mode" in capsys.readouterr().out
-    with WarpVecCpuBackend(str(enhanced), num_envs=1) as b:
-        b.reset()
-        b.step([0])
+    assert "cgb=False runs it as a DMG" in capsys.readouterr().out
+    for path, cgb, colour in ((only, None, True), (enhanced, None, True), (enhanced, False, False)):
+        with WarpVecCpuBackend(str(path), num_envs=1, cgb=cgb) as b:
+            assert b.cgb is colour and b.boot == ("pyboy" if colour else "fast")
+            b.reset()
+            b.step([0])
 
 
 def _typed_options():

@@ -66,8 +66,8 @@ def test_a_cgb_backend_steps_as_pyboy_cgb_does(colour_only_rom):
 
 
 def test_a_cgb_backend_refuses_what_is_not_built_yet(colour_only_rom):
-    with pytest.raises(ValueError, match="boot='pyboy'"):
-        WarpVecCpuBackend(colour_only_rom, cgb=True)
+    with pytest.raises(ValueError, match="CGB boot ROM"):
+        WarpVecCpuBackend(colour_only_rom, cgb=True, boot="dmg")
     with pytest.raises(ValueError, match="packed2 holds 2-bit DMG shades"):
         WarpVecCpuBackend(colour_only_rom, cgb=True, boot="pyboy", render_pixels_packed=True)
     b = WarpVecCpuBackend(colour_only_rom, cgb=True, boot="pyboy", threads=1)
@@ -83,7 +83,7 @@ def test_a_cgb_backend_refuses_what_is_not_built_yet(colour_only_rom):
     finally:
         b.close()
     with pytest.raises(Exception, match="Game Boy Color only"):
-        WarpVecCpuBackend(colour_only_rom)  # a DMG machine still refuses a Color-only game
+        WarpVecCpuBackend(colour_only_rom, cgb=False)  # a DMG refuses a Color-only game
     with pytest.raises(ValueError, match="a DMG machine's screen has no colour"):
         WarpVecCpuBackend(colour_only_rom.with_suffix(".gb"), render_pixels_rgb=True)
 

@@ -92,7 +92,9 @@ def test_reset_mask_checks_and_disabled_mode(demo) -> None:
 
 def test_bad_arguments(demo) -> None:
     with pytest.raises(ValueError, match="obs must be"):
-        make_vector_env(demo, 2, obs="rgb")
+        make_vector_env(demo, 2, obs="colour")
+    with pytest.raises(ValueError, match="'rgb' is not drawn by a DMG"):
+        make_vector_env(demo, 2, obs="rgb")  # a Game Boy Color game's observation
     with pytest.raises(ValueError, match="autoreset_mode"):
         make_vector_env(demo, 2, autoreset_mode="sometimes")
     with pytest.raises(ValueError, match="unknown task"):

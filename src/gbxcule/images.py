@@ -1,4 +1,6 @@
-"""PNG and GIF of shade frames (``uint8 [H, W]``, 0 = lightest), in PyBoy's 4 DMG greys.
+"""PNG and GIF of shade frames (``uint8 [H, W]``, 0 = lightest), in PyBoy's 4 DMG greys,
+or of pixels (``shades=False``: grey ``[H, W]`` or RGB ``[H, W, 3]``, a Game Boy Color
+game's screens).
 
 Used by ``gbxcule demo``, ``gbxcule record`` and ``tools/snapshot.py``. Files are
 written atomically (``gbxcule.files.write_atomic``).
@@ -17,11 +19,11 @@ from gbxcule.core.pixels import shades_to_grey
 from gbxcule.files import write_atomic
 
 
-def to_image(shades: np.ndarray, scale: int = 1) -> Image.Image:
-    """Shades -> greyscale image, each pixel ``scale`` x ``scale``."""
+def to_image(frame: np.ndarray, scale: int = 1, shades: bool = True) -> Image.Image:
+    """Shades (or pixels) -> an image, each pixel ``scale`` x ``scale``."""
     if scale < 1:
         raise ValueError(f"scale must be >= 1, got {scale}")
-    image = Image.fromarray(shades_to_grey(shades))
+    image = Image.fromarray(shades_to_grey(frame) if shades else np.ascontiguousarray(frame))
     if scale != 1:
         image = image.resize((image.width * scale, image.height * scale), Image.NEAREST)
     return image
@@ -33,11 +35,13 @@ def write_png(shades: np.ndarray, path: str | Path, scale: int = 1) -> Path:
     return write_atomic(path, buf.getvalue())
 
 
-def gif_bytes(frames: list[np.ndarray], scale: int = 1, frame_ms: int = 50) -> bytes:
-    """One GIF frame per shade frame, ``frame_ms`` each, looping."""
+def gif_bytes(
+    frames: list[np.ndarray], scale: int = 1, frame_ms: int = 50, shades: bool = True
+) -> bytes:
+    """One GIF frame per shade frame (or pixel frame), ``frame_ms`` each, looping."""
     if not frames:
         raise ValueError("a GIF needs at least one frame")
-    images = [to_image(f, scale) for f in frames]
+    images = [to_image(f, scale, shades) for f in frames]
     buf = io.BytesIO()
     images[0].save(
         buf, format="GIF", save_all=True, append_images=images[1:], duration=frame_ms, loop=0
@@ -61,17 +65,19 @@ def grid_cols(n: int) -> int:
     return max(1, math.ceil(math.sqrt(n)))
 
 
-def tile_frames(frames: list[np.ndarray], cols: int | None = None) -> np.ndarray:
+def tile_frames(
+    frames: list[np.ndarray], cols: int | None = None, gap: int = GAP_SHADE
+) -> np.ndarray:
     """Shade frames (one size) tiled row-major, ``cols`` per row (default near-square),
-    ``GAP`` black pixels apart: the demo's grids, eval's and TensorBoard's."""
+    ``GAP`` black pixels apart: the demo's grids, eval's and TensorBoard's. Pixel frames
+    (grey or RGB ``[H, W, 3]``) tile the same way with ``gap=0`` (black)."""
     if not frames:
         raise ValueError("tile_frames needs at least one frame")
     cols = cols or grid_cols(len(frames))
-    h, w = frames[0].shape
+    h, w = frames[0].shape[:2]
     rows = -(-len(frames) // cols)
-    grid = np.full(
-        (rows * h + (rows - 1) * GAP, cols * w + (cols - 1) * GAP), GAP_SHADE, dtype=np.uint8
-    )
+    shape = (rows * h + (rows - 1) * GAP, cols * w + (cols - 1) * GAP, *frames[0].shape[2:])
+    grid = np.full(shape, gap, dtype=np.uint8)
     for k, frame in enumerate(frames):
         r, c = divmod(k, cols)
         grid[r * (h + GAP) : r * (h + GAP) + h, c * (w + GAP) : c * (w + GAP) + w] = frame

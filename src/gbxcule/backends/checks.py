@@ -13,10 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from gbxcule.asm.bootrom import check_boot
 from gbxcule.backends.protocol import EnvMaskError
 from gbxcule.core.actions import check_step_timing
 from gbxcule.core.cartridge import (
     BAD_LOGO_HINT,
+    CGB_FLAG_OFFSET,
     CGB_ONLY_HINT,
     CHECKSUM_HINT,
     CartridgeError,
@@ -45,12 +47,28 @@ def read_rom(
     return data
 
 
-def check_cgb(cgb: Any, boot: str) -> bool:
-    """``cgb`` as a bool: a Game Boy Color machine boots PyBoy's CGB boot ROM
-    (``boot="pyboy"``)."""
-    if cgb and boot != "pyboy":
-        raise ValueError("cgb=True runs PyBoy's CGB boot ROM: pass boot='pyboy'")
-    return bool(cgb)
+def colour_cartridge(rom: bytes) -> bool:
+    """PyBoy's rule for ``cgb=None``: a Game Boy Color machine when header byte 0x143 has
+    bit 7 set (Colour-enhanced $80 and Colour-only $C0 alike)."""
+    return len(rom) > CGB_FLAG_OFFSET and bool(rom[CGB_FLAG_OFFSET] & 0x80)
+
+
+def resolve_machine(cgb: Any, boot: str | None, rom: bytes) -> tuple[bool, str]:
+    """``(cgb, boot)`` of a backend: ``cgb`` None follows the cartridge header as PyBoy
+    does (``colour_cartridge``), True/False forces the machine; ``boot`` None is "fast" on
+    a DMG and "pyboy" on a Game Boy Color machine, which boots PyBoy's CGB boot ROM only."""
+    if cgb is not None and not isinstance(cgb, bool):
+        raise TypeError(f"cgb must be None (the header decides), True or False, got {cgb!r}")
+    colour = colour_cartridge(rom) if cgb is None else cgb
+    if boot is None:
+        boot = "pyboy" if colour else "fast"
+    boot = check_boot(boot)
+    if colour and boot != "pyboy":
+        raise ValueError(
+            f"a Game Boy Color machine runs PyBoy's CGB boot ROM (boot='pyboy' or unset), "
+            f"not boot={boot!r}"
+        )
+    return colour, boot
 
 
 def check_positive_int(name: str, value: Any) -> int:

@@ -15,10 +15,9 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from gbxcule.asm.bootrom import BOOT_MAX_FRAMES, boot_image, check_boot, pyboy_boot_rom_bytes
+from gbxcule.asm.bootrom import BOOT_MAX_FRAMES, boot_image, pyboy_boot_rom_bytes
 from gbxcule.backends.checks import (
     check_block_dim,
-    check_cgb,
     check_cuda_max_registers,
     check_env,
     check_env_order,
@@ -29,6 +28,7 @@ from gbxcule.backends.checks import (
     check_seed,
     check_step_config,
     read_rom,
+    resolve_machine,
     write_values,
 )
 from gbxcule.backends.env_slices import EnvSlices, PerEnv, PerSlice
@@ -94,14 +94,14 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         sym_path: str | Path | None = None,
         cpu_fast_paths: bool = True,
         allow_bad_logo: bool = False,
-        boot: str = "fast",
+        boot: str | None = None,
         units_out_of_line: bool | None = None,
         opcode_dispatch: bool | None = None,
         block_dim: int | None = None,
         cuda_max_registers: int | None = None,
         hot_loop: bool = True,
         env_order: str = "launch",
-        cgb: bool = False,
+        cgb: bool | None = None,
     ) -> None:
         """``block_dim``: CUDA threads per block for every launch (a multiple of 32 up to
         1024); ``None`` (default) 64 on CUDA (``checks.CUDA_BLOCK_DIM``). The step kernel
@@ -134,18 +134,18 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         The CPU device only. Same results either way.
 
         ``boot``: which boot ROM ``reset()`` runs from power-on (``gbxcule.asm.bootrom``):
-        ``"fast"`` (default; our goldens, PyBoy backend default), ``"dmg"`` (a real DMG's
-        post-boot DIV counter and LCD phase) or ``"pyboy"`` (the installed PyBoy's own boot
-        ROM: every env then equals a stock ``PyBoy(rom)`` at 0x0100).
+        ``"fast"`` (a DMG's default; our goldens, PyBoy backend default), ``"dmg"`` (a real
+        DMG's post-boot DIV counter and LCD phase) or ``"pyboy"`` (the installed PyBoy's own
+        boot ROM: every env then equals a stock ``PyBoy(rom)`` at 0x0100; a CGB machine's).
 
-        ``cgb``: Game Boy Color machines as PyBoy's ``cgb=True``, ``boot="pyboy"``; their
-        ``render_pixels`` are luminance, ``render_pixels_rgb`` RGB (``history/cgb.md``)."""
+        ``cgb``: as PyBoy's: ``None`` a Game Boy Color machine for a cartridge whose header
+        says Colour (0x143 bit 7), ``True``/``False`` forced. Its ``render_pixels`` are
+        luminance, ``render_pixels_rgb`` RGB (``history/cgb.md``)."""
         release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
-        self.boot = check_boot(boot)
-        self.cgb = check_cgb(cgb, self.boot)
         self.codec = get_codec(action_codec)
         self.rom_path = Path(rom_path)
-        self._rom = read_rom(rom_path, allow_bad_logo=allow_bad_logo, allow_cgb_only=self.cgb)
+        self._rom = read_rom(rom_path, allow_bad_logo=allow_bad_logo, allow_cgb_only=True)
+        self.cgb, self.boot = resolve_machine(cgb, boot, self._rom)
         self.header, self.cart = cart_config(
             self._rom, allow_bad_logo=allow_bad_logo, allow_cgb_only=self.cgb
         )

@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"ROM file not found: {args.rom}")
     data = args.rom.read_bytes()
     try:
-        h = CartridgeHeader.parse(data, strict=False)
+        h = CartridgeHeader.parse(data, strict=False, allow_cgb_only=True)
     except CartridgeError as exc:
         print(f"{args.rom}: not a cartridge: {exc}")
         return EXIT_FAILED
@@ -37,12 +37,14 @@ def run(args: argparse.Namespace) -> int:
         ("global checksum", "ok" if h.global_checksum_ok else "mismatch (ignored by hardware)"),
         ("supported", "yes" if h.supported else "no: " + "; ".join(h.problems)),
     ]
-    if h.cgb_enhanced:
+    if h.cgb_flag & 0x80:
+        kind = "Color-enhanced" if h.cgb_enhanced else "Game Boy Color only"
         rows.append(
             (
                 "color",
-                "Color-enhanced: runs in DMG mode here and on the PyBoy oracle (a stock "
-                "PyBoy(rom) picks Color mode, which gbxcule does not emulate yet)",
+                f"{kind}: runs on a Game Boy Color machine, as a stock PyBoy(rom) does "
+                "(cgb=True; experimental, history/cgb.md)"
+                + ("; cgb=False runs it as a DMG" if h.cgb_enhanced else ""),
             )  # fmt: skip
         )
     for key, value in rows:

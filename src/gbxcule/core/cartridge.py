@@ -105,8 +105,8 @@ BAD_LOGO_HINT = (
 )
 CHECKSUM_HINT = " (PyBoy refuses it too: fix byte 0x014D)"
 CGB_ONLY_HINT = (
-    ": Game Boy Color mode is not emulated yet, and on a DMG such a game shows only its own "
-    "refusal screen"
+    ": on a DMG machine (cgb=False) such a game shows only its own refusal screen; run it "
+    "on a Game Boy Color machine (cgb=True, or leave cgb unset: the header decides)"
 )
 
 

@@ -173,6 +173,18 @@ STOCK_SHADE_RGB = (0xFFFFFF, 0x999999, 0x555555, 0x000000)
 GREY_LEVELS = np.array([rgb & 0xFF for rgb in SHADE_RGB], dtype=np.uint8)
 
 
+# ---- observations: one 72x80 frame per format (backends.protocol.OBS_FORMATS) ----------
+# DMG: shades 0..3 one a byte ("u8") or four a byte ("packed2"); Game Boy Color: 8-bit
+# luminance ("luma") or RGB ("rgb", channels last). A frame is C-contiguous, env-major.
+OBS_FRAME_SHAPES = {
+    "packed2": (DOWN_H, PACKED_W),
+    "u8": (DOWN_H, DOWN_W),
+    "luma": (DOWN_H, DOWN_W),
+    "rgb": (DOWN_H, DOWN_W, 3),
+}
+OBS_HIGH = {"packed2": 255, "u8": NUM_SHADES - 1, "luma": 255, "rgb": 255}  # largest value
+
+
 # ---- Game Boy Color pixels ----------------------------------------------------------------
 # PyBoy's colour of a 15-bit palette word: each 5-bit channel shifted left by 3, no
 # correction. An LCD-off (blank) line on a Colour machine shows the background colour of

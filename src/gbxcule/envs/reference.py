@@ -38,7 +38,7 @@ class PyBoyTaskEnv(gym.Env):
         max_steps: int | None = None,
         starts: list[str | Path] | None = None,
     ) -> None:
-        width = check_obs(obs, stack)
+        frame = check_obs(obs, stack)
         spec, rom_path = resolve_task(task, rom, max_steps)
         self.obs_format = obs
         self.render_mode = render_mode
@@ -48,8 +48,13 @@ class PyBoyTaskEnv(gym.Env):
         self._seed = 0
         self.session = self._new_session()
         self.backend = self.session.backend
+        try:
+            self.session.check_obs_format(obs)
+        except ValueError:
+            self.backend.close()
+            raise
         self.task = self.session.runtime
-        self._stack = FrameStack(1, stack, width, torch.device("cpu"))
+        self._stack = FrameStack(1, stack, frame, torch.device("cpu"))
         self.observation_space = single_observation_space(obs, stack, len(spec.features))
         self.action_space = gym.spaces.Discrete(self.backend.codec.num_actions)
 
@@ -97,7 +102,7 @@ class PyBoyTaskEnv(gym.Env):
     def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
             return None
-        return rgb_grid(self.backend.frame_shades(0)[None])
+        return rgb_grid(self.backend.screens([0]))
 
     def close(self) -> None:
         self.session.close()

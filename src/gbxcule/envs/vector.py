@@ -49,6 +49,7 @@ from gymnasium.vector.utils import batch_space
 from gbxcule.envs.frames import (
     FrameStack,
     check_obs,
+    env_mask,
     restart_stacks,
     rgb_grid,
     single_observation_space,
@@ -106,7 +107,7 @@ class GbxVectorEnv(VectorEnv):
         starts: list[str | Path] | None = None,
         **backend_kwargs: Any,
     ) -> None:
-        width = check_obs(obs, stack)
+        frame = check_obs(obs, stack)
         spec, rom_path = resolve_task(task, rom, max_steps)
         self.spec_task = spec
         self.obs_format = obs
@@ -120,6 +121,7 @@ class GbxVectorEnv(VectorEnv):
         )
         try:
             self.session = TaskSession(spec, self.backend, starts=starts)
+            self.session.check_obs_format(obs)
         except BaseException:
             self.backend.close()
             raise
@@ -135,8 +137,8 @@ class GbxVectorEnv(VectorEnv):
         self.single_action_space = gym.spaces.Discrete(self.backend.codec.num_actions)
         self.action_space = batch_space(self.single_action_space, num_envs)
         d = self.device
-        self._frame = torch.zeros((num_envs, 72, width), dtype=torch.uint8, device=d)
-        self._stack = FrameStack(num_envs, stack, width, d)
+        self._frame = torch.zeros((num_envs, *frame), dtype=torch.uint8, device=d)
+        self._stack = FrameStack(num_envs, stack, frame, d)
         self._auto = torch.zeros(num_envs, dtype=torch.bool, device=d)
         self._all = torch.ones(num_envs, dtype=torch.bool, device=d)
         self._started = False
@@ -223,7 +225,7 @@ class GbxVectorEnv(VectorEnv):
         """The env-side state of a copy: the autoreset flag and the frame stack."""
         self._auto.copy_(torch.where(m, self._auto[src], self._auto))
         frames = self._stack.frames
-        frames.copy_(torch.where(m[:, None, None, None], frames[src], frames))
+        frames.copy_(torch.where(env_mask(m, frames), frames[src], frames))
 
     def swarm_reset(self, mask: Any, progress: torch.Tensor | None = None) -> None:
         """Milestone swarm (pokemonred_puffer): the envs in ``mask`` jump to the env with the

@@ -4,7 +4,8 @@
 ``reset(mask=None)`` starts new episodes (all envs, or those in ``mask``) and
 ``act(frames)`` takes the current step's ``uint8 [N, 72, 80]`` shades (from our
 backend's ``pixels_torch()`` or ``render_pixels_snapshot_to_torch``, or PyBoy's
-``frame_shades`` downsampled by :func:`gbxcule.core.pixels.downsample`) and returns
+``frame_shades`` downsampled by :func:`gbxcule.core.pixels.downsample`; a Game Boy Color
+policy's: ``[N, 72, 80]`` luminance or ``[N, 72, 80, 3]`` RGB, ``render_obs``) and returns
 int64 actions ``[N]``. The agent keeps its own frame stack, with zeros before an
 episode's first frame, exactly as the rollout buffer stacks frames in training.
 """
@@ -51,8 +52,10 @@ class Agent:
         """``features``: float32 ``[N, F]`` of the task's RAM features, for a policy that
         takes them (:meth:`gbxcule.tasks.runtime.TaskRuntime.features`)."""
         f = torch.as_tensor(frames).to(self.device)
-        if f.dtype != torch.uint8 or f.ndim != 3 or tuple(f.shape[1:]) != (px.DOWN_H, px.DOWN_W):
-            raise ValueError(f"frames must be uint8 [N, 72, 80], got {f.dtype} {tuple(f.shape)}")
+        frame = px.OBS_FRAME_SHAPES["rgb" if self.obs_format == "rgb" else "u8"]
+        if f.dtype != torch.uint8 or tuple(f.shape[1:]) != frame:
+            want = ", ".join(map(str, frame))
+            raise ValueError(f"frames must be uint8 [N, {want}], got {f.dtype} {tuple(f.shape)}")
         obs = px.pack_shades_torch(f) if self.obs_format == "packed2" else f
         if self.history is None or self.history.shape[0] != obs.shape[0]:
             self.history = torch.zeros(

@@ -1,7 +1,9 @@
-"""A small conv policy/value net that takes packed2 (or u8) frame stacks.
+"""A small conv policy/value net that takes packed2 (or u8, luma, rgb) frame stacks.
 
 Input ``uint8 [B, K, 72, 20]`` packed2 becomes shades ``[B, K, 72, 80]`` scaled to 0..1
-by one table lookup on the device (``input_table``); ``u8`` shades are scaled the same way.
+by one table lookup on the device (``input_table``); ``u8`` shades are scaled the same way,
+a Game Boy Color game's ``luma`` ``[B, K, 72, 80]`` and ``rgb`` ``[B, K, 72, 80, 3]``
+(three input planes a frame) by 1/255.
 Two strided convs, a hidden layer, a policy head and a value head (orthogonal init,
 as CleanRL's Atari agent). A task with RAM features (``Task.features``) adds a small MLP
 branch whose output is concatenated to the conv trunk's before the heads.
@@ -34,8 +36,9 @@ def unpack_packed2(obs: torch.Tensor, shifts: torch.Tensor | None = None) -> tor
 
 
 def input_table(obs_format: str, precision: str = "fp32") -> torch.Tensor:
-    """``[256, 4]`` (packed2: a byte's four shades) or ``[256, 1]`` (u8: a shade), each
-    shade scaled to 0..1 exactly as ``shade.float() * (1/3)``, in the trunk's dtype (bf16:
+    """``[256, 4]`` (packed2: a byte's four shades) or ``[256, 1]`` (u8: a shade; luma and
+    rgb: a byte), each scaled to 0..1 exactly as ``shade.float() * (1/3)`` (luma, rgb:
+    ``* (1/255)``), in the trunk's dtype (bf16:
     as autocast would round it). One lookup replaces unpacking, converting, scaling and
     autocast's cast: they were half of a small net's training time on a CPU, each a pass
     over the whole input."""
@@ -44,7 +47,8 @@ def input_table(obs_format: str, precision: str = "fp32") -> torch.Tensor:
         codes = (codes.unsqueeze(-1) >> torch.tensor([0, 2, 4, 6])) & 3
     else:
         codes = codes.unsqueeze(-1)
-    table = codes.to(torch.float32) * (1.0 / 3.0)
+    top = 3.0 if obs_format in ("packed2", "u8") else 255.0
+    table = codes.to(torch.float32) * (1.0 / top)
     return table.to(torch.bfloat16) if precision == "bf16" else table
 
 
@@ -87,8 +91,9 @@ class ConvPolicy(nn.Module):
         self.num_actions, self.stack, self.obs_format = num_actions, stack, obs_format
         self.num_features = num_features
         c1, c2 = channels
+        self.planes = 3 if obs_format == "rgb" else 1  # input planes a frame
         self.body = nn.Sequential(
-            _layer(nn.Conv2d(stack, c1, 8, stride=4)),  # 72x80 -> 17x19
+            _layer(nn.Conv2d(stack * self.planes, c1, 8, stride=4)),  # 72x80 -> 17x19
             nn.ReLU(),
             _layer(nn.Conv2d(c1, c2, 4, stride=2)),  # -> 7x8
             nn.ReLU(),
@@ -107,7 +112,10 @@ class ConvPolicy(nn.Module):
 
     def trunk(self, obs: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
         x = nn.functional.embedding(obs.long(), self.shade_table)
-        x = x.reshape(*obs.shape[:-1], px.DOWN_W)
+        if self.planes == 1:
+            x = x.reshape(*obs.shape[:-1], px.DOWN_W)
+        else:  # [B, K, 72, 80, 3] -> [B, K * 3, 72, 80]
+            x = x.reshape(obs.shape).movedim(-1, -3).flatten(-4, -3)
         bf16 = self.precision == "bf16"  # the trunk in bfloat16, the heads in float32
         with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bf16):
             h = self.body(x)

@@ -75,28 +75,30 @@ class RecentEpisodes:
         }
 
 
+def display_frames(frames: np.ndarray, obs_format: str) -> np.ndarray:
+    """Observations ``[M, *frame]`` -> pixels to show: DMG shades (u8, packed2) as PyBoy's
+    greys ``[M, 72, 80]``, a Game Boy Color game's luminance and RGB as they are."""
+    if obs_format == "packed2":
+        frames = px.unpack_shades(frames)
+    if obs_format in ("packed2", "u8"):
+        return px.shades_to_grey(frames)
+    return frames
+
+
 def screen_grid(frames: torch.Tensor, obs_format: str, envs: int = GRID_ENVS) -> np.ndarray:
-    """uint8 ``[H, W]`` grey image: the first ``envs`` frames ``[N, 72, W]`` in a grid."""
+    """uint8 ``[H, W]`` grey (``[H, W, 3]`` RGB) image: the first ``envs`` frames in a grid."""
     from gbxcule.images import tile_frames
 
-    f = frames[:envs].detach().cpu()
-    if obs_format == "packed2":
-        from gbxcule.rl.models import unpack_packed2
-
-        f = unpack_packed2(f)
-    return px.shades_to_grey(tile_frames(list(f.numpy())))
+    f = display_frames(frames[:envs].detach().cpu().numpy(), obs_format)
+    return tile_frames(list(f), gap=0)
 
 
 def clip_gif(frames: torch.Tensor, obs_format: str, env: int = 0) -> bytes:
-    """An animated GIF of one env's frames ``[T, N, 72, W]`` (100 ms a step)."""
+    """An animated GIF of one env's frames ``[T, N, *frame]`` (100 ms a step)."""
     from gbxcule.images import gif_bytes
 
-    f = frames[:, env].detach().cpu()
-    if obs_format == "packed2":
-        from gbxcule.rl.models import unpack_packed2
-
-        f = unpack_packed2(f)
-    return gif_bytes(list(f.numpy()), scale=2, frame_ms=100)
+    f = display_frames(frames[:, env].detach().cpu().numpy(), obs_format)
+    return gif_bytes(list(f), scale=2, frame_ms=100, shades=False)
 
 
 class Monitor:
@@ -155,7 +157,8 @@ class Monitor:
         grid = screen_grid(frames[-1], self.obs_format)
         gif = clip_gif(frames, self.obs_format)
         if self.tb is not None:
-            self.tb.add_image("media/screens", grid[None], env_steps, dataformats="CHW")
+            image, layout = (grid, "HWC") if grid.ndim == 3 else (grid[None], "CHW")
+            self.tb.add_image("media/screens", image, env_steps, dataformats=layout)
             self.tb.file_writer.add_summary(_gif_summary("media/env0", gif, grid.shape), env_steps)
         if self.wandb is not None:
             import wandb
@@ -178,7 +181,8 @@ def _gif_summary(name: str, gif: bytes, shape: tuple[int, ...]) -> Any:
     """An image summary holding an animated GIF (TensorBoard shows it animated)."""
     from tensorboard.compat.proto.summary_pb2 import Summary
 
-    image = Summary.Image(height=px.DOWN_H * 2, width=px.DOWN_W * 2, colorspace=1,
+    colours = 3 if len(shape) == 3 else 1  # RGB (a Game Boy Color game's) or grey
+    image = Summary.Image(height=px.DOWN_H * 2, width=px.DOWN_W * 2, colorspace=colours,
                           encoded_image_string=gif)  # fmt: skip
     return Summary(value=[Summary.Value(tag=name, image=image)])
 

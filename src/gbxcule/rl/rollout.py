@@ -16,6 +16,7 @@ its screens downsampled on the host, for comparison.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -26,7 +27,7 @@ from gbxcule.tasks.runtime import STATS_HEAD
 from gbxcule.tasks.session import TaskSession, make_task_backend
 from gbxcule.tasks.task import Task
 
-FRAME_W = {"packed2": px.PACKED_W, "u8": px.DOWN_W}
+FRAMES = px.OBS_FRAME_SHAPES  # one observation's shape per format
 
 
 class RolloutBuffer:
@@ -40,17 +41,15 @@ class RolloutBuffer:
         num_features: int = 0,
         num_terms: int = 0,
     ) -> None:
-        if obs_format not in FRAME_W:
-            raise ValueError(f"obs_format must be one of {tuple(FRAME_W)}, got {obs_format!r}")
+        if obs_format not in FRAMES:
+            raise ValueError(f"obs_format must be one of {tuple(FRAMES)}, got {obs_format!r}")
         self.T, self.N, self.K = num_steps, num_envs, stack
         self.obs_format = obs_format
-        self.width = FRAME_W[obs_format]
+        self.frame = FRAMES[obs_format]
         self.device = torch.device(device)
         slots = stack - 1 + num_steps + 1
         d = self.device
-        self.frames = torch.zeros(
-            (slots, num_envs, px.DOWN_H, self.width), dtype=torch.uint8, device=d
-        )
+        self.frames = torch.zeros((slots, num_envs, *self.frame), dtype=torch.uint8, device=d)
         self.first = torch.zeros((slots, num_envs), dtype=torch.bool, device=d)
         # the task's RAM features of steps 0..T (float32 [T+1, N, F]; F = 0: none)
         self.features = torch.zeros((num_steps + 1, num_envs, num_features), device=d)
@@ -73,7 +72,7 @@ class RolloutBuffer:
 
     def slot_offset(self, t: int) -> int:
         """Element (= byte) offset of step ``t``'s slot in ``frames.view(-1)``."""
-        return self.slot(t) * self.N * px.DOWN_H * self.width
+        return self.slot(t) * self.N * math.prod(self.frame)
 
     def stacked(self, t: int) -> torch.Tensor:
         """``[N, K, 72, W]``: the frames of steps t-K+1..t, zeroed before an episode start."""
@@ -109,7 +108,7 @@ def stack_frames(frames: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
     keep = torch.ones_like(first)
     for j in range(k - 2, -1, -1):  # frame j survives if no later frame starts an episode
         keep[j] = keep[j + 1] & ~first[j + 1]
-    out = frames * keep.to(frames.dtype)[..., None, None]
+    out = frames * keep.to(frames.dtype).view(*keep.shape, *([1] * (frames.ndim - 2)))
     return out.transpose(0, 1)
 
 
@@ -118,6 +117,7 @@ class TaskEnv:
 
     def __init__(self, session: TaskSession, obs_format: str) -> None:
         backend = session.backend
+        session.check_obs_format(obs_format)
         self.session = session
         self.backend = backend
         self.spec = session.task
@@ -135,8 +135,8 @@ class TaskEnv:
         draws are untouched)."""
         gen = torch.Generator().manual_seed(seed)
         n_actions = self.spec.codec.num_actions
-        width = FRAME_W[self.obs_format]
-        out = torch.empty((self.num_envs, px.DOWN_H, width), dtype=torch.uint8, device=self.device)
+        frame = FRAMES[self.obs_format]
+        out = torch.empty((self.num_envs, *frame), dtype=torch.uint8, device=self.device)
         actions = [torch.randint(0, n_actions, (self.num_envs,), generator=gen).to(self.device)
                    for _ in range(steps + 1)]  # fmt: skip
         self.session.place_at_first_start()

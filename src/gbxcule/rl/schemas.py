@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from gbxcule.backends.protocol import OBS_FORMATS
 from gbxcule.backends.registry import TASK_BACKENDS
 
 META_SCHEMA = "gbxcule.rl.meta/1"
@@ -20,7 +21,6 @@ CHECKPOINT_SCHEMA = "gbxcule.rl.checkpoint/1"
 FAILURE_SCHEMA = "gbxcule.rl.failure/1"
 ALGO = "ppo"
 ALGO_VERSION = "1"
-OBS_FORMATS = ("packed2", "u8")
 MODES = ("sync", "async")
 PRECISIONS = ("auto", "fp32", "bf16")  # the policy trunk's arithmetic (rl/models.py)
 ENV_BACKENDS = TASK_BACKENDS  # backends/registry.py: what a task runs on
@@ -74,7 +74,12 @@ class TrainConfig:
                    "while the actor collects the next (CUDA streams; a thread on the CPU)",
                    choices=MODES,
                    cli_default=None)  # fmt: skip
-    obs_format: str = _f("packed2", "--obs-format", choices=OBS_FORMATS)
+    obs_format: str = _f(
+        "packed2",
+        "--obs-format",
+        "packed2 or u8 (shades) on a DMG game, luma or rgb on a Game Boy Color one",
+        choices=OBS_FORMATS,
+    )
     stack: int = _f(2, "--stack", "frames per observation (the agent keeps its own stack)")
     num_steps: int = _f(128, "--steps", "rollout length per env")
     # env steps (all envs) to train for; 0 = until minutes

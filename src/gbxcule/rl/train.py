@@ -86,10 +86,10 @@ def _set_rng_state(engine: Engine, state: dict[str, Any]) -> None:
 def _check_hot(engine: Engine) -> None:
     """Contracts of the hot tensors, checked once before the loop."""
     buf, cfg = engine.bufs[0], engine.cfg
-    n, w = engine.env.num_envs, buf.width
+    n, frame = engine.env.num_envs, buf.frame
     slots = cfg.stack + cfg.num_steps
     check_tensor(
-        "frames", buf.frames, shape=(slots, n, 72, w), dtype=torch.uint8, device=engine.device
+        "frames", buf.frames, shape=(slots, n, *frame), dtype=torch.uint8, device=engine.device
     )
     check_tensor("actions", buf.actions, dtype=torch.int64, device=engine.device)
     logits, value = engine.actor(buf.stacked(0), buf.features_at(0))

@@ -23,9 +23,9 @@ from typing import Any
 
 import torch
 
-from gbxcule.backends.protocol import TrainingBackend
+from gbxcule.backends.protocol import TrainingBackend, check_obs_format
 from gbxcule.backends.registry import make_backend, task_backend_name
-from gbxcule.core.pixels import DOWN_H, DOWN_W, PACKED_W
+from gbxcule.core.pixels import OBS_FRAME_SHAPES
 from gbxcule.core.step_end import StepEnd
 from gbxcule.tasks.memory import resolve
 from gbxcule.tasks.reads import U8
@@ -303,11 +303,17 @@ class TaskSession:
         self.runtime.copy_envs(src, mask)
         self.slots.copy_(torch.where(mask, self.slots[src], self.slots))
 
+    def check_obs_format(self, obs_format: str) -> None:
+        """``ValueError`` unless the backend's machine draws ``obs_format`` (a DMG: u8,
+        packed2; a Game Boy Color machine: luma, rgb)."""
+        check_obs_format(obs_format, bool(getattr(self.backend, "cgb", False)))
+
     def observe(self, obs_format: str = "u8") -> torch.Tensor:
-        """``uint8 [N, 72, W]`` on the session's device: every env's last frame as an
-        observation (``render_obs``; W = 80 for u8, 20 for packed2), in a new tensor."""
-        width = PACKED_W if obs_format == "packed2" else DOWN_W
-        out = torch.empty((self.num_envs, DOWN_H, width), dtype=torch.uint8, device=self.device)
+        """``uint8 [N, *frame]`` on the session's device: every env's last frame as an
+        observation (``render_obs``; ``core.pixels.OBS_FRAME_SHAPES``), in a new tensor."""
+        self.check_obs_format(obs_format)
+        frame = OBS_FRAME_SHAPES[obs_format]
+        out = torch.empty((self.num_envs, *frame), dtype=torch.uint8, device=self.device)
         self.backend.render_obs(out, 0, obs_format)
         return out
 
