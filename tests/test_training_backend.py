@@ -106,6 +106,8 @@ def test_host_start_slots_refuse_what_they_cannot_do(demo):
             b.reset_envs(np.array([True, True]), slots=np.array([0, 3]))
         out = torch.zeros(2 * 72 * 20, dtype=torch.uint8)
         with pytest.raises(ValueError, match="obs_format must be one of"):
+            b.render_obs(out, 0, "colour")
+        with pytest.raises(ValueError, match="'rgb' is not drawn by a DMG"):
             b.render_obs(out, 0, "rgb")
         with pytest.raises(ValueError, match="do not fit"):
             b.render_obs(out, 1, "packed2")

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from gbxcule.asm.bootrom import BOOT_MAX_FRAMES, boot_image, pyboy_boot_rom_bytes
+from gbxcule.asm.bootrom import BOOT_MAX_FRAMES, boot_image, check_boot, pyboy_boot_rom_bytes
 from gbxcule.backends.checks import (
     check_block_dim,
     check_cuda_max_registers,
@@ -142,6 +142,8 @@ class WarpVecBase(PixelBackendMixin, TrainingApiMixin, HooksMixin, StepEndMixin)
         says Colour (0x143 bit 7), ``True``/``False`` forced. Its ``render_pixels`` are
         luminance, ``render_pixels_rgb`` RGB (``history/cgb.md``)."""
         release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
+        if boot is not None:
+            check_boot(boot)  # named before the ROM is read
         self.codec = get_codec(action_codec)
         self.rom_path = Path(rom_path)
         self._rom = read_rom(rom_path, allow_bad_logo=allow_bad_logo, allow_cgb_only=True)

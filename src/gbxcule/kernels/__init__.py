@@ -17,6 +17,8 @@ KERNEL_MODULES = {
     "gbxcule.kernels.step.step": "step_kernel",
     "gbxcule.kernels.step.step_cuda": "step_kernel",
     "gbxcule.kernels.ppu.render": "render_shades_kernel",
+    # launched as its CGB variant (render_cgb_kernels); the plain build checks the code
+    "gbxcule.kernels.ppu.render_cgb": "_render_cgb_down",
     "gbxcule.kernels.step.reset": "",
     "gbxcule.kernels.start_states": "",
     "gbxcule.kernels.swarm": "copy_env_states",
