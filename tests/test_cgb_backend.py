@@ -209,3 +209,53 @@ def test_a_cgb_machine_exports_pyboy_cgb_states(colour_only_rom):
     finally:
         pyboy.stop(save=False)
         b.close()
+
+
+def test_the_pyboy_backend_runs_colour_games_as_the_warp_backend_does(tmp_path):
+    """PyBoy's oracle backends with cgb left to the header (a Color-only game: a Game Boy
+    Color machine, PyBoy's CGB boot ROM), stepped beside the Warp backend from their
+    resets: registers and cycles, WRAM, VRAM, the IO page and the screens (RGB, luma and
+    rgb observations) agree every step; a DMG state is refused by name."""
+    from gbxcule.backends.pyboy_backend import PyBoySingleBackend
+    from gbxcule.core.savestate import SavestateError
+
+    path = tmp_path / "fuzz.gbc"
+    path.write_bytes(cgb_fuzz.fuzz_rom(5))
+    kw = dict(num_envs=2, frames_per_step=3, release_after_frames=1, action_codec="buttons:noop,a")
+    ours = WarpVecCpuBackend(path, threads=2, **kw)
+    ref = PyBoySingleBackend(path, **kw)
+    try:
+        assert ours.cgb and ref.cgb and ref.boot == "pyboy"
+        ours.reset()
+        ref.reset()
+        rng = np.random.default_rng(0)
+        frame = px.DOWN_H * px.DOWN_W
+        for step in range(40):
+            actions = rng.integers(0, 2, 2)
+            ours.step(actions)
+            ref.step(actions)
+            for env in range(2):
+                assert ours.get_cpu_state(env) == {
+                    k: v for k, v in ref.get_cpu_state(env).items() if k in ours.get_cpu_state(env)
+                }, step
+                for lo, hi in ((0xC000, 0xE000), (0x8000, 0xA000), (0xFF00, 0xFF76)):
+                    assert np.array_equal(
+                        ours.read_memory(env, lo, hi), ref.read_memory(env, lo, hi)
+                    )
+            assert np.array_equal(ours.screens([0, 1]), ref.screens([0, 1])), step
+            for fmt, size in (("luma", frame), ("rgb", 3 * frame)):
+                a, b = (torch.zeros(2 * size, dtype=torch.uint8) for _ in range(2))
+                ours.render_obs(a, 0, fmt)
+                ref.render_obs(b, 0, fmt)
+                assert torch.equal(a, b), (step, fmt)
+        with pytest.raises(ValueError, match="in colour"):
+            ref.frame_shades(0)
+        dmg = tmp_path / "dmg.gb"
+        dmg.write_bytes(build_rom(_state_program()))
+        with PyBoySingleBackend(dmg) as plain:
+            state = plain.save_state(0)
+        with pytest.raises(SavestateError, match="a DMG save state"):
+            ref.load_state(state)
+    finally:
+        ours.close()
+        ref.close()

@@ -36,13 +36,25 @@ def colour_task(tmp_path_factory):
 
 
 @pytest.mark.parametrize("obs", ["luma", "rgb"])
-def test_the_trainer_runs_a_colour_game(tmp_path, capsys, colour_task, obs):
+def test_the_trainer_and_eval_run_a_colour_game(tmp_path, capsys, colour_task, obs):
+    """Train on the Warp backend, then evaluate the policy there and on PyBoy (a Game Boy
+    Color machine by the header, as the Warp one), with a colour GIF of the episodes."""
     out = tmp_path / "runs"
     code = main([*TRAIN, "--task", str(colour_task), "--obs-format", obs, "--out", str(out),
                  "--no-report"])  # fmt: skip
     assert code == 0, capsys.readouterr().err[-2000:]
     (run,) = out.iterdir()
     assert (run / "metrics.jsonl").is_file()
+    for backend in ("warp", "pyboy"):
+        gif = tmp_path / f"{backend}.gif"
+        code = main(["eval", str(run), "--episodes", "2", "--backend", backend, "--gif", str(gif)])
+        assert code == 0, capsys.readouterr().err[-2000:]
+        assert gif.stat().st_size > 0
+    # L4: the policy acts on PyBoy exactly as on ours, step by step, state and all
+    code = main(["l4", str(run), "--episodes", "2", "--reference", "stock",
+                 "--bundles", str(tmp_path / "repro")])  # fmt: skip
+    out_text = capsys.readouterr()
+    assert code == 0, (out_text.out[-2000:], out_text.err[-2000:])
 
 
 def test_a_dmg_observation_of_a_colour_game_is_refused_by_name(tmp_path, capsys, colour_task):

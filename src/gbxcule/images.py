@@ -50,10 +50,14 @@ def gif_bytes(
 
 
 def write_gif(
-    frames: list[np.ndarray], path: str | Path, scale: int = 1, frame_ms: int = 50
+    frames: list[np.ndarray],
+    path: str | Path,
+    scale: int = 1,
+    frame_ms: int = 50,
+    shades: bool = True,
 ) -> Path:
     """:func:`gif_bytes` into ``path``, atomically."""
-    return write_atomic(path, gif_bytes(frames, scale, frame_ms))
+    return write_atomic(path, gif_bytes(frames, scale, frame_ms, shades))
 
 
 GAP = 2  # pixels of black between tiles

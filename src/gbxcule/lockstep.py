@@ -235,8 +235,15 @@ def take_snapshot(
         mem_base=lo,
         memory=np.asarray(backend.read_memory(env, lo, hi), dtype=np.uint8),
         serial=bytes(backend.serial_output(env)),
-        frame=np.asarray(backend.frame_shades(env), dtype=np.uint8) if with_frame else None,
+        frame=_frame(backend, env) if with_frame else None,
     )
+
+
+def _frame(backend: Backend, env: int) -> np.ndarray:
+    """The env's last frame: shades, or RGB on a Game Boy Color machine."""
+    if getattr(backend, "cgb", False):
+        return np.asarray(backend.screens([env])[0], dtype=np.uint8)  # type: ignore[attr-defined]
+    return np.asarray(backend.frame_shades(env), dtype=np.uint8)
 
 
 def compare_snapshots(ref: Snapshot, dut: Snapshot, cfg: LockstepConfig) -> list[str]:
@@ -281,11 +288,13 @@ def compare_snapshots(ref: Snapshot, dut: Snapshot, cfg: LockstepConfig) -> list
             diffs.append(f"frame shape: ref {ref.frame.shape} dut {dut.frame.shape}")
         elif not np.array_equal(ref.frame, dut.frame):
             rf, df = ref.frame, dut.frame
-            ys, xs = np.nonzero(rf != df)
+            differ = rf != df
+            ys, xs = np.nonzero(differ.any(-1) if differ.ndim == 3 else differ)
             y, x = int(ys[0]), int(xs[0])
+            what = "colour" if rf.ndim == 3 else "shade"
             diffs.append(
                 f"frame: {len(ys)} pixels differ; first at (y={y}, x={x}): "
-                f"ref shade {rf[y, x]} dut shade {df[y, x]} "
+                f"ref {what} {rf[y, x].tolist()} dut {what} {df[y, x].tolist()} "
                 f"(sha256 ref {str(ref.frame_hash())[:16]} dut {str(dut.frame_hash())[:16]})"
             )
     return diffs

@@ -46,8 +46,14 @@ def host_actions(actions: Any) -> Any:
 
 
 def screens_to_obs(full: np.ndarray, obs_format: str) -> np.ndarray:
-    """``uint8 [N, 144, 160]`` shades -> ``[N, 72, 80]`` (u8) or ``[N, 72, 20]`` (packed2)."""
-    check_obs_format(obs_format, colour=False)  # the PyBoy backends run DMG machines
+    """``uint8 [N, 144, 160]`` shades -> ``[N, 72, 80]`` (u8) or ``[N, 72, 20]`` (packed2);
+    a Game Boy Color machine's ``[N, 144, 160, 3]`` RGB -> ``[N, 72, 80, 3]`` (rgb) or
+    ``[N, 72, 80]`` (luma)."""
+    colour = full.ndim == 4
+    check_obs_format(obs_format, colour)
+    if colour:
+        rgb = np.ascontiguousarray(full[:, :: px.DOWNSAMPLE, :: px.DOWNSAMPLE])
+        return rgb if obs_format == "rgb" else px.luma(rgb)
     shades = px.downsample(full)
     return px.pack_shades(shades) if obs_format == "packed2" else shades
 
@@ -139,6 +145,8 @@ class HostTrainingMixin:
         return HostRamGather(self, addrs)
 
     def screens(self, envs: Any) -> np.ndarray:
+        if getattr(self, "cgb", False):
+            return np.stack([self.frame_rgb(int(e)) for e in envs])
         return np.stack([self.frame_shades(int(e)) for e in envs])
 
     def render_obs(self, out: torch.Tensor, offset: int, obs_format: str) -> None:

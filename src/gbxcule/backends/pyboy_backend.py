@@ -79,6 +79,7 @@ from gbxcule.backends.checks import (
     check_step_config,
     check_step_end,
     read_rom,
+    resolve_machine,
     write_values,
 )
 from gbxcule.backends.host_training import HostTrainingMixin, host_actions
@@ -93,6 +94,7 @@ SOUND_IO_RANGE = (0xFF10, 0xFF40)  # APU registers and wave RAM: [lo, hi)
 
 _STATE_VERSION = 29  # PyBoy 2.8.1's save-state format
 _CPU_BLOCK_BYTES = 33  # header (6) + A F B C D E (6) + HL SP PC (6) + 7 flags + cycles (8)
+_HDMA_BLOCK_BYTES = 10  # CGB hardware: the HDMA block between the header and the CPU
 
 
 class PyBoyVersionError(RuntimeError):
@@ -120,11 +122,13 @@ def make_pyboy(
     boot: str = "fast",
     stock: bool = False,
     sound_emulated: bool | None = None,
+    cgb: bool = False,
 ) -> Any:
     """A PyBoy on ``rom`` (bytes or path) at power-on, running boot mode ``boot``'s boot ROM.
 
     ``stock=True``: PyBoy's own boot ROM (``boot`` must be ``"pyboy"``) and default
     palette; else :data:`SHADE_RGB`. ``sound_emulated`` defaults to ``True`` either way.
+    ``cgb=True``: PyBoy's Game Boy Color mode, with its own CGB boot ROM (``boot="pyboy"``).
 
     PyBoy turns on a game-wrapper plugin when the cartridge title names a game it knows
     ("TETRIS", "2048", ...); the wrapper reads game memory after every frame (a read of
@@ -137,7 +141,7 @@ def make_pyboy(
     """
     require_pyboy_version()
     check_boot(boot)
-    if stock and boot != "pyboy":
+    if (stock or cgb) and boot != "pyboy":
         raise ValueError(f'stock PyBoy runs its own boot ROM (boot="pyboy"), not boot={boot!r}')
     if sound_emulated is None:
         sound_emulated = True
@@ -148,10 +152,10 @@ def make_pyboy(
     data = rom if isinstance(rom, bytes) else read_rom(rom)
     pyboy = PyBoy(
         io.BytesIO(_untitled(data)),
-        bootrom=None if stock else str(boot_file(boot)),
+        bootrom=None if stock or cgb else str(boot_file(boot)),
         window="null",
         sound_emulated=bool(sound_emulated),
-        cgb=False,
+        cgb=bool(cgb),
         color_palette=STOCK_SHADE_RGB if stock else SHADE_RGB,
         log_level=log_level,
     )
@@ -174,11 +178,15 @@ def _untitled(rom: bytes) -> bytes:
 
 @functools.lru_cache(maxsize=8)
 def post_boot_state(
-    rom: bytes, boot: str = "fast", stock: bool = False, sound_emulated: bool | None = None
+    rom: bytes,
+    boot: str = "fast",
+    stock: bool = False,
+    sound_emulated: bool | None = None,
+    cgb: bool = False,
 ) -> bytes:
     """PyBoy save state of ``rom`` taken when the CPU is about to fetch 0x0100 after the boot ROM
     of ``boot`` (``make_pyboy``'s arguments)."""
-    pyboy = make_pyboy(rom, boot=boot, stock=stock, sound_emulated=sound_emulated)
+    pyboy = make_pyboy(rom, boot=boot, stock=stock, sound_emulated=sound_emulated, cgb=cgb)
     captured: list[bytes] = []
 
     def capture(_context: object) -> None:
@@ -225,16 +233,17 @@ class _PrefixWriter(io.RawIOBase):
 
 def cpu_block(pyboy: Any) -> dict[str, int]:
     """The CPU registers, IME, HALT and cycle counter, from the head of PyBoy's save state."""
-    writer = _PrefixWriter(_CPU_BLOCK_BYTES)
+    writer = _PrefixWriter(_CPU_BLOCK_BYTES + _HDMA_BLOCK_BYTES)
     try:
         pyboy.save_state(writer)
     except _CpuBlockDone:
         pass
-    d = bytes(writer.data[:_CPU_BLOCK_BYTES])
-    if len(d) < _CPU_BLOCK_BYTES or d[0] != _STATE_VERSION or d[5] != 0:
+    d = bytes(writer.data[: _CPU_BLOCK_BYTES + _HDMA_BLOCK_BYTES])
+    if len(d) >= 6 and d[0] == _STATE_VERSION and d[5] == 1:  # CGB: the HDMA block first
+        d = d[:6] + d[6 + _HDMA_BLOCK_BYTES :]
+    if len(d) < _CPU_BLOCK_BYTES or d[0] != _STATE_VERSION or d[5] > 1:
         raise RuntimeError(
-            f"unexpected PyBoy save-state header {d[:6].hex()} "
-            f"(want version {_STATE_VERSION}, DMG mode)"
+            f"unexpected PyBoy save-state header {d[:6].hex()} (want version {_STATE_VERSION})"
         )
     hl = d[12] | d[13] << 8
     return {
@@ -286,25 +295,33 @@ class PyBoySingleBackend(HostTrainingMixin):
         boot: str | None = None,
         stock: bool = False,
         sound_emulated: bool | None = None,
+        cgb: bool | None = None,
     ) -> None:
         """``boot``: ``"fast"`` (default), ``"dmg"`` or ``"pyboy"`` (``gbxcule.asm.bootrom``);
         ``stock``: an unmodified ``PyBoy(rom)`` (boot ``"pyboy"``, default palette);
-        ``sound_emulated`` default ``True``; see the module doc."""
+        ``sound_emulated`` default ``True``; ``cgb`` as PyBoy's (``None``: the header
+        decides, ``checks.resolve_machine``; a Game Boy Color machine boots PyBoy's CGB
+        boot ROM and its screens are RGB); see the module doc."""
         release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
-        self.boot = check_boot(boot or ("pyboy" if stock else "fast"))
+        if boot is not None:
+            check_boot(boot)
+        self.rom_path = Path(rom_path)
+        self._rom = read_rom(rom_path, allow_bad_logo=allow_bad_logo, allow_cgb_only=True)
+        self.cgb, self.boot = resolve_machine(cgb, boot or ("pyboy" if stock else None), self._rom)
+        if not self.cgb:  # a Color-only game on a DMG: refused by name
+            read_rom(rom_path, allow_bad_logo=allow_bad_logo)
         self.stock = bool(stock)
         self.sound_emulated = True if sound_emulated is None else bool(sound_emulated)
         self._pyboy_args = {
             "boot": self.boot,
             "stock": self.stock,
             "sound_emulated": self.sound_emulated,
+            "cgb": self.cgb,
         }
         # Addresses our emulator cannot match against this reference (masked by the harness).
         self.lockstep_ignore = () if self.sound_emulated else (SOUND_IO_RANGE,)
         self.state_path = None if state_path is None else Path(state_path)
         self.codec = get_codec(action_codec)
-        self.rom_path = Path(rom_path)
-        self._rom = read_rom(rom_path, allow_bad_logo=allow_bad_logo)
         self.num_envs = num_envs
         self.frames_per_step = frames_per_step
         self.release_after_frames = release_after_frames
@@ -342,10 +359,12 @@ class PyBoySingleBackend(HostTrainingMixin):
         misreads v8-v15 files itself), with the MBC3 clock's ``saved_at`` at +infinity
         so no wall time is added (``core/state_source.py``).
         """
-        from gbxcule.core.savestate import write_pyboy_state
+        from gbxcule.core.savestate import SavestateError, write_pyboy_state
         from gbxcule.core.state_source import read_state_source, without_wall_clock
 
-        state = without_wall_clock(read_state_source(source, self._rom))
+        state = without_wall_clock(read_state_source(source, self._rom, cgb=self.cgb))
+        if self.cgb and not state.from_cgb:
+            raise SavestateError("a DMG save state: this machine is a Game Boy Color (cgb=True)")
         data = write_pyboy_state(state, rom=self._rom)
         ids = range(self.num_envs) if envs is None else [check_env(e, self.num_envs) for e in envs]
         for env in ids:
@@ -413,7 +432,19 @@ class PyBoySingleBackend(HostTrainingMixin):
         pyboy = self.pyboy(env)
         if not self.render:
             raise RuntimeError("frame_shades needs a backend built with render=True")
+        if self.cgb:
+            raise ValueError(
+                "a Game Boy Color machine's frames are in colour, not DMG shades: use "
+                "screens(envs) (RGB) or render_obs with 'luma' or 'rgb'"
+            )
         return shades_from_rgba(pyboy.screen.ndarray)
+
+    def frame_rgb(self, env: int) -> np.ndarray:
+        """``uint8 [144, 160, 3]``: the screen of ``env`` as PyBoy shows it."""
+        pyboy = self.pyboy(env)
+        if not self.render:
+            raise RuntimeError("frame_rgb needs a backend built with render=True")
+        return np.asarray(pyboy.screen.ndarray)[:, :, :3].copy()
 
     def close(self) -> None:
         for pyboy in self._pyboys:

@@ -25,6 +25,7 @@ from gbxcule.backends.checks import (
     check_seed,
     check_step_config,
     read_rom,
+    resolve_machine,
 )
 from gbxcule.backends.host_training import HostTrainingMixin, host_actions
 from gbxcule.backends.pyboy_backend import (
@@ -45,6 +46,7 @@ _COMMANDS = frozenset(
         "write_memory",
         "serial_output",
         "frame_shades",
+        "frame_rgb",
         "load_state",
         "set_step_end",
         "step_frames",
@@ -124,17 +126,22 @@ class PyBoyVecMpBackend(HostTrainingMixin):
         boot: str | None = None,
         stock: bool = False,
         sound_emulated: bool | None = None,
+        cgb: bool | None = None,
     ) -> None:
-        """``boot``, ``stock``, ``sound_emulated``: as :class:`PyBoySingleBackend`'s."""
+        """``boot``, ``stock``, ``sound_emulated``, ``cgb``: as :class:`PyBoySingleBackend`'s."""
         require_pyboy_version()
-        self.boot = check_boot(boot or ("pyboy" if stock else "fast"))
+        if boot is not None:
+            check_boot(boot)
+        rom = read_rom(rom_path, allow_bad_logo=allow_bad_logo, allow_cgb_only=True)
+        self.cgb, self.boot = resolve_machine(cgb, boot or ("pyboy" if stock else None), rom)
         self.stock = bool(stock)
         self.sound_emulated = True if sound_emulated is None else bool(sound_emulated)
         self.lockstep_ignore = () if self.sound_emulated else (SOUND_IO_RANGE,)
         release_after_frames = check_step_config(num_envs, frames_per_step, release_after_frames)
         self.codec = get_codec(action_codec)
         self.step_end: Any = None
-        read_rom(rom_path, allow_bad_logo=allow_bad_logo)  # refuse here, not in every worker
+        if not self.cgb:  # refuse here, not in every worker
+            read_rom(rom_path, allow_bad_logo=allow_bad_logo)
         if num_workers is None:
             num_workers = min(num_envs, os.cpu_count() or 1)
         num_workers = min(check_positive_int("num_workers", num_workers), num_envs)
@@ -162,6 +169,7 @@ class PyBoyVecMpBackend(HostTrainingMixin):
                 "boot": self.boot,
                 "stock": self.stock,
                 "sound_emulated": self.sound_emulated,
+                "cgb": self.cgb,
             }
             proc = ctx.Process(
                 target=_worker_main, args=(child, str(rom_path), kwargs), daemon=True
@@ -258,6 +266,9 @@ class PyBoyVecMpBackend(HostTrainingMixin):
 
     def frame_shades(self, env: int) -> np.ndarray:
         return self._call_env(env, "frame_shades")
+
+    def frame_rgb(self, env: int) -> np.ndarray:
+        return self._call_env(env, "frame_rgb")
 
     def close(self) -> None:
         self._finalizer()

@@ -87,9 +87,11 @@ def evaluate_episodes(
         length = torch.zeros(episodes, dtype=torch.int64)
         shown = range(min(gif_envs, episodes))
         shots = [_shot(b, shown)] if gif is not None else []
+        # what the agent takes: DMG shades (it packs them for packed2), or colour frames
+        seen = "u8" if agent is None or agent.obs_format == "packed2" else agent.obs_format
         for _ in range(task.max_steps):
             if agent is not None:
-                frames = session.observe("u8")  # the start's own screen at step 0, as trained
+                frames = session.observe(seen)  # the start's own screen at step 0, as trained
                 feats = session.runtime.features() if task.features else None
                 actions = agent.act(
                     frames, generator=gen, deterministic=deterministic, features=feats
@@ -113,7 +115,7 @@ def evaluate_episodes(
         from gbxcule.images import write_gif
 
         frame_ms = max(20, round(1000 * task.frames_per_step / FRAMES_PER_SECOND))
-        write_gif(shots, gif, scale=1, frame_ms=frame_ms)
+        write_gif(shots, gif, scale=1, frame_ms=frame_ms, shades=not getattr(b, "cgb", False))
     names = list(task.terms)  # the episodes' rows, each term's part of the return
     return [
         {
@@ -179,5 +181,8 @@ def _constant_action(policy: str, num_actions: int) -> int | None:
 def _shot(backend: Any, envs: range) -> Any:
     from gbxcule.images import tile_frames
 
+    if getattr(backend, "cgb", False):  # RGB screens, tiled with black gaps
+        frames = list(backend.screens(list(envs)))
+        return frames[0] if len(frames) == 1 else tile_frames(frames, gap=0)
     frames = [backend.frame_shades(e) for e in envs]
     return frames[0] if len(frames) == 1 else tile_frames(frames)

@@ -112,8 +112,10 @@ class _Side:
             a.reset()
 
     def frames(self) -> torch.Tensor:
-        """``uint8 [N, 72, 80]``: what the agents see before the next step."""
-        return self.session.observe("u8").cpu()
+        """``uint8 [N, 72, 80]`` (a Game Boy Color policy's luma, or ``[N, 72, 80, 3]``
+        rgb): what the agents see before the next step."""
+        fmt = self.agents[0].obs_format if self.agents else "u8"
+        return self.session.observe("u8" if fmt == "packed2" else fmt).cpu()
 
     def act(self, frames: torch.Tensor) -> np.ndarray:
         out = np.zeros(self.n, dtype=np.int64)  # finished episodes idle on action 0
@@ -150,12 +152,13 @@ def _step_diffs(
     """(kinds, lines) of the agent-visible differences of episode ``e``."""
     kinds, lines = [], []
     if what == "frame" and fo is not None and fr is not None and not torch.equal(fo[e], fr[e]):
-        ys, xs = torch.nonzero(fo[e] != fr[e], as_tuple=True)
+        differ = fo[e] != fr[e]
+        ys, xs = torch.nonzero(differ.any(-1) if differ.ndim == 3 else differ, as_tuple=True)
         y, x = int(ys[0]), int(xs[0])
         kinds.append("frame")
         lines.append(
             f"agent frame (72x80): {len(ys)} pixels differ; first at (y={y}, x={x}): "
-            f"pyboy {int(fr[e, y, x])} ours {int(fo[e, y, x])}"
+            f"pyboy {fr[e, y, x].tolist()} ours {fo[e, y, x].tolist()}"
         )
     if what == "action" and ours.actions[e][-1:] != ref.actions[e][-1:]:
         kinds.append("action")
@@ -296,9 +299,13 @@ def _result(
 def make_backends(
     spec: Task, rom_path: str | Path, reference: Reference, episodes: int, device: str = "cpu"
 ) -> tuple[Any, Any]:
-    """(ours, PyBoy) with ``episodes`` envs each, in the reference's boot mode."""
+    """(ours, PyBoy) with ``episodes`` envs each, in the reference's boot mode (a Game Boy
+    Color game has one: PyBoy's CGB boot ROM, on both)."""
+    from gbxcule.backends.checks import colour_cartridge
+
     rom = str(rom_path)
-    common = dict(**backend_options(spec, episodes), boot=reference.boot)
+    colour = colour_cartridge(Path(rom).read_bytes()[:0x150])
+    common = dict(**backend_options(spec, episodes), boot=None if colour else reference.boot)
     if device.startswith("cuda"):
         dev = device if ":" in device else "cuda:0"
         ours = make_backend("warp-cuda", rom, device=dev, **common)
