@@ -94,3 +94,36 @@ def test_the_vector_env_shows_a_colour_game_as_the_backend_draws_it(colour_task)
         assert np.array_equal(obs, px.luma(np.ascontiguousarray(rgb)))
     finally:
         luma.close()
+
+
+def test_the_adapters_take_a_colour_game(colour_task):
+    """Stable-Baselines3 (rgb as 3 planes a frame, channel first: CnnPolicy learns on it
+    as an image) and PufferLib (rgb [72, 80, 3]) on the Color-only game."""
+    from stable_baselines3 import PPO
+
+    from gbxcule.envs.puffer import make_puffer_env
+    from gbxcule.envs.sb3 import make_sb3_env
+
+    sb3 = make_sb3_env(None, 2, str(colour_task), obs="rgb", stack=2, threads=1)
+    try:
+        assert sb3.observation_space.shape == (6, 72, 80)
+        obs = sb3.reset()
+        for _ in range(20):
+            sb3.step_async(np.zeros(2, dtype=np.int64))
+            obs, *_ = sb3.step_wait()
+        screens = sb3.venv.backend.screens([0, 1])[:, ::2, ::2]
+        assert np.array_equal(obs[:, 3:], np.moveaxis(screens, -1, 1))
+        assert sb3.get_images()[0].shape == (144, 160, 3)
+        model = PPO("CnnPolicy", sb3, n_steps=8, batch_size=16, n_epochs=1, seed=0, device="cpu")
+        model.learn(total_timesteps=32)
+    finally:
+        sb3.close()
+    puffer = make_puffer_env(None, 2, str(colour_task), obs="rgb", threads=1)
+    try:
+        assert puffer.single_observation_space.shape == (72, 80, 3)
+        puffer.reset(seed=0)
+        for _ in range(3):
+            puffer.step(np.zeros(2, dtype=np.int64))
+        assert puffer.observations.shape == (2, 72, 80, 3) and puffer.observations.any()
+    finally:
+        puffer.close()

@@ -12,7 +12,9 @@ float32 and dones bool, as Stable-Baselines3's own ``DummyVecEnv`` returns them.
 Observations are always ``uint8 [stack, 72, W]``, channel first, also for ``stack=1``,
 so Stable-Baselines3 sees an image: ``CnnPolicy`` takes it with
 ``policy_kwargs={"normalize_images": False}`` (shades are 0-3, not 0-255; packed2 bytes
-are bit fields, not intensities), and ``MlpPolicy`` with no option. Stable-Baselines3 is
+are bit fields, not intensities), and ``MlpPolicy`` with no option. A Game Boy Color
+game's ``luma`` is ``[stack, 72, 80]`` and its ``rgb`` ``[3 * stack, 72, 80]`` (each
+frame's R, G, B planes in turn): 0-255 intensities, for ``CnnPolicy`` as it is. Stable-Baselines3 is
 a NumPy library: on CUDA the observations, rewards and dones are copied to the host
 once per step (the emulator and the renders stay on the GPU).
 
@@ -77,7 +79,9 @@ class GbxSb3VecEnv(VecEnv):
         if self.num_features:
             single = single["screen"]
         assert isinstance(single, spaces.Box)
-        self._shape = single.shape if stack > 1 else (1, *single.shape)
+        self._rgb = obs == "rgb"  # frames [.., 72, 80, 3] -> planes first
+        planes = (stack * 3, px.DOWN_H, px.DOWN_W) if self._rgb else None
+        self._shape = planes or (single.shape if stack > 1 else (1, *single.shape))
         observation_space: spaces.Space = spaces.Box(
             low=0, high=int(single.high.flat[0]), shape=self._shape, dtype=np.uint8
         )
@@ -151,9 +155,11 @@ class GbxSb3VecEnv(VecEnv):
         return [False for _ in self._get_indices(indices)]
 
     def get_images(self) -> Sequence[np.ndarray | None]:
-        """Each env's last full 144x160 screen as ``uint8 [144, 160, 3]`` grey RGB."""
+        """Each env's last full 144x160 screen as ``uint8 [144, 160, 3]`` (grey RGB on a DMG)."""
         b = self.venv.backend
         screens = b.screens(np.arange(self.num_envs))
+        if screens.ndim == 4:  # a Game Boy Color game: RGB already
+            return list(screens)
         grey = px.GREY_LEVELS[screens]
         return [np.repeat(g[:, :, None], 3, axis=2) for g in grey]
 
@@ -174,14 +180,16 @@ class GbxSb3VecEnv(VecEnv):
 
     def _host_screens(self, screens: Any) -> np.ndarray:
         arr = _host(screens)
-        return arr.reshape(arr.shape[0], *self._shape)
+        if self._rgb:
+            arr = np.moveaxis(arr, -1, -3)
+        return np.ascontiguousarray(arr.reshape(arr.shape[0], *self._shape))
 
     def _one_obs(self, obs: Any) -> Any:
         """One env's observation (a ``final_obs`` entry) as the observation space has it."""
         if self.num_features:
             feats = _host(obs["features"]).astype(np.float32, copy=False)
-            return {"screen": _host(obs["screen"]).reshape(self._shape), "features": feats}
-        return _host(obs).reshape(self._shape)
+            return {"screen": self._host_screens(obs["screen"][None])[0], "features": feats}
+        return self._host_screens(obs[None])[0]
 
 
 def _host(x: Any) -> np.ndarray:
