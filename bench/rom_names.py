@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gbxcule.games import GAMES, bundled_rom_path
 
 
@@ -14,14 +16,36 @@ NAMED_ROMS = ("busy", "game", "game-music")  # the benchmark ROMs that never HAL
 GAME_ROMS = tuple(GAMES)  # the bundled games (demo, quest): they HALT in VBlank as games do
 
 
+def colour_variant(path: Path) -> Path:
+    """``path``'s game with its header marked Colour-enhanced ($80 at 0x143), beside it as
+    ``.gbc`` (its ``.sym`` too): the same code run by a Game Boy Color machine, for the
+    bench tools' ``<game>-cgb`` names."""
+    from gbxcule.core.cartridge import CGB_FLAG_OFFSET, HEADER_CHECKSUM_OFFSET, header_checksum
+    from gbxcule.files import write_atomic
+
+    data = bytearray(path.read_bytes())
+    data[CGB_FLAG_OFFSET] = 0x80
+    data[HEADER_CHECKSUM_OFFSET] = header_checksum(data)
+    out = path.with_suffix(".gbc")
+    if not out.is_file() or out.read_bytes() != bytes(data):
+        write_atomic(out, bytes(data))
+    sym = path.with_suffix(".sym")
+    if sym.is_file():
+        write_atomic(out.with_suffix(".sym"), sym.read_bytes())
+    return out
+
+
 def resolve_rom(name: str) -> str:
     """A ROM name of the bench tools as its file, built when needed: a bundled game
     (``demo``, ``quest``: gbxcule.games, with its ``.sym`` beside it), ``busy``
-    (bench/busy_rom.py), ``game`` (bench/game_rom.py), ``game-music`` (the same with a
+    (bench/busy_rom.py), ``<game>-cgb`` (a bundled game marked Colour-enhanced, run on a
+    Game Boy Color machine by every backend), ``game`` (bench/game_rom.py), ``game-music`` (the same with a
     music engine writing the sound registers every frame), a ``loop-*`` ROM of
     bench/loop_roms.py; anything else is taken as a path."""
     if name in GAMES:
         return str(bundled_rom_path(name))
+    if name.endswith("-cgb") and name[: -len("-cgb")] in GAMES:
+        return str(colour_variant(bundled_rom_path(name[: -len("-cgb")])))
     if name == "busy":
         from bench.busy_rom import busy_rom_path
 

@@ -75,3 +75,14 @@ def test_a_variant_of_the_step_kernel_steps_as_the_step_kernel():
     for ours, theirs in zip(*machines):
         assert np.array_equal(ours, theirs)
     assert int(machines[0][1].sum()) != 0  # the machine ran
+
+
+def test_a_cgb_variant_is_its_own_cgb_variant():
+    """Launch paths that map every kernel through ``cgb_variant`` (EnvSlices on a CGB
+    machine) may be handed a variant already: it is returned, not copied again."""
+    from gbxcule.kernels.ppu.render_cgb import render_cgb_kernels
+    from gbxcule.kernels.variant import cgb_variant
+
+    full, down = render_cgb_kernels()
+    assert cgb_variant(full) is full and cgb_variant(down) is down
+    assert full.module.name.endswith(".cgb") and not full.module.name.endswith(".cgb.cgb")

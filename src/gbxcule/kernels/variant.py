@@ -128,8 +128,13 @@ def _global_names(code: types.CodeType) -> set[str]:
 @functools.cache
 def cgb_variant(kernel: Any) -> Any:
     """``kernel`` for Game Boy Color machines: its graph with ``CGB`` True (history/cgb.md),
-    in a module named after the kernel's, built once a kernel."""
-    return graph_variant(kernel, {"CGB": True}, f"{kernel.module.name}.cgb")
+    in a module named after the kernel's, built once a kernel (a CGB variant is its own)."""
+    if kernel.module.name.endswith(CGB_SUFFIX):
+        return kernel
+    return graph_variant(kernel, {"CGB": True}, kernel.module.name + CGB_SUFFIX)
+
+
+CGB_SUFFIX = ".cgb"  # the CGB variants' Warp modules
 
 
 def machine_kernel(m: Any, kernel: Any) -> Any:
