@@ -62,11 +62,14 @@ TASKS: dict[str, tuple[str, list[str]]] = {
         heldout("climb", [f"heldout-{k}" for k in range(4)]),
     ),
     "demo-coins.json": ("score", []),
+    "demo-colour-coins.toml": ("score (Game Boy Color)", []),
     "quest-explore-random.toml": (
         "exploration",
         heldout("quest", [f"heldout-{k}" for k in range(4)]),
     ),
 }
+# train flags a task needs: a Game Boy Color game observes in colour (luma or rgb)
+TASK_FLAGS: dict[str, list[str]] = {"demo-colour-coins.toml": ["--obs-format", "luma"]}
 
 
 def train_run(task: Path, args: argparse.Namespace, seed: int, runs: Path) -> Path:
@@ -75,7 +78,8 @@ def train_run(task: Path, args: argparse.Namespace, seed: int, runs: Path) -> Pa
     cmd = [
         sys.executable, "-m", "gbxcule", "train", "--task", str(task),
         "--minutes", str(args.minutes), "--seed", str(seed), "--envs", str(args.envs),
-        "--out", str(out), "--tag", task.stem, "--no-report", *args.train_flags,
+        "--out", str(out), "--tag", task.stem, "--no-report",
+        *TASK_FLAGS.get(task.name, []), *args.train_flags,
     ]  # fmt: skip
     print("$ " + " ".join(cmd[2:]), flush=True)
     subprocess.run(cmd, check=True)

@@ -18,11 +18,11 @@ from gbxcule.backends.protocol import EnvMaskError
 from gbxcule.core.actions import check_step_timing
 from gbxcule.core.cartridge import (
     BAD_LOGO_HINT,
-    CGB_FLAG_OFFSET,
     CGB_ONLY_HINT,
     CHECKSUM_HINT,
     CartridgeError,
     CartridgeHeader,
+    colour_cartridge,
 )
 
 
@@ -45,12 +45,6 @@ def read_rom(
     if bad:
         raise CartridgeError(f"{path}: {bad[0]}")
     return data
-
-
-def colour_cartridge(rom: bytes) -> bool:
-    """PyBoy's rule for ``cgb=None``: a Game Boy Color machine when header byte 0x143 has
-    bit 7 set (Colour-enhanced $80 and Colour-only $C0 alike)."""
-    return len(rom) > CGB_FLAG_OFFSET and bool(rom[CGB_FLAG_OFFSET] & 0x80)
 
 
 def resolve_machine(cgb: Any, boot: str | None, rom: bytes) -> tuple[bool, str]:

@@ -110,6 +110,12 @@ CGB_ONLY_HINT = (
 )
 
 
+def colour_cartridge(rom: bytes) -> bool:
+    """PyBoy's rule for ``cgb=None``: a Game Boy Color machine when header byte 0x143 has
+    bit 7 set (Colour-enhanced $80 and Colour-only $C0 alike)."""
+    return len(rom) > CGB_FLAG_OFFSET and bool(rom[CGB_FLAG_OFFSET] & 0x80)
+
+
 class CartridgeError(ValueError):
     """The image is not a cartridge we can run; the message names the problem."""
 

@@ -30,8 +30,17 @@ from gbxcule.demo.game import (
 )
 
 
-def game_source() -> str:
-    """SM83 source of the demo game."""
+def game_source(colour: bool = False) -> str:
+    """SM83 source of the demo game (``colour``: its Game Boy Color edition, the same rules
+    with colour palettes, map attributes sent to VRAM bank 1 by HDMA and a tally of each
+    coin's collections in WRAM bank 2; ``gbxcule.demo.colour``)."""
+    from gbxcule.demo import colour as cgb
+
+    setup, tally, coin_attr, extra = (
+        ("    call ColourSetup\n", "    call Tally\n", cgb.COIN_ATTR, cgb.colour_source())
+        if colour
+        else ("", "", 0x10, "")
+    )
     return f"""
 SECTION "vblank_vector", ROM0[$0040]
     jp VBlankIsr
@@ -68,7 +77,7 @@ Main:
     ld de, $9C00
     ld bc, 32
     call MemCopy
-    ld d, 0
+{setup}    ld d, 0
     ld hl, $FE00
     ld bc, 160
     call MemFill
@@ -267,7 +276,7 @@ CollectCoins:
     ld [de], a
     dec de
     call AddScore
-.miss:
+{tally}.miss:
     inc de
     inc de
     pop af
@@ -334,7 +343,7 @@ BuildShadowOam:
     ld [hl+], a
     ld a, {TILE_COIN}
     ld [hl+], a
-    ld a, $10               ; OBP1
+    ld a, ${coin_attr:02X}               ; OBP1 (and CGB object palette 1)
     ld [hl+], a
     jr .next
 .hide:
@@ -355,4 +364,4 @@ BgMap:
 {db_lines(bg_map())}
 BarMap:
 {db_lines(bar_map(0))}
-"""
+{extra}"""

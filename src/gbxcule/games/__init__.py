@@ -91,6 +91,19 @@ GAMES = {
             "ticks": (demo.W_FRAME, 2, "u"),
         },
     ),
+    "demo-colour": BundledGame(
+        "demo-colour",
+        "the demo in colour on a Game Boy Color: palettes, map attributes by HDMA, a coin "
+        "tally in WRAM bank 2 (32 KiB)",
+        _lazy("gbxcule.demo.rom", "demo_colour_rom_bytes"),
+        _lazy("gbxcule.demo.rom", "demo_colour_sym_text"),
+        {
+            "score": (demo.W_SCORE, 2, "u"),
+            "x": (demo.W_PLAYER_X, 1, "u"),
+            "y": (demo.W_PLAYER_Y, 1, "u"),
+            "ticks": (demo.W_FRAME, 2, "u"),
+        },
+    ),
     "quest": BundledGame(
         "quest",
         "title, 4 maps with doors, slimes, gems, lives, music, battery save (MBC1, 128 KiB)",

@@ -301,7 +301,7 @@ def make_backends(
 ) -> tuple[Any, Any]:
     """(ours, PyBoy) with ``episodes`` envs each, in the reference's boot mode (a Game Boy
     Color game has one: PyBoy's CGB boot ROM, on both)."""
-    from gbxcule.backends.checks import colour_cartridge
+    from gbxcule.core.cartridge import colour_cartridge
 
     rom = str(rom_path)
     colour = colour_cartridge(Path(rom).read_bytes()[:0x150])

@@ -43,6 +43,7 @@ from gbxcule.tasks.task_file import TASK_FILE_SUFFIXES, read_task_file
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 BUILTIN = {  # name -> file[:variable]
     "demo-coins": "demo_coins.py",
+    "demo-colour-coins": "demo_colour.py",
     "quest-score": "quest.py:SCORE",
     "quest-score-random": "quest.py:SCORE_RANDOM",
     "quest-explore": "quest.py:EXPLORE",
