@@ -12,26 +12,12 @@ import hashlib
 import numpy as np
 import pytest
 
+from bench.cgb_screens import greedy
 from gbxcule.core.memory_layout import CGB_WRAM_BANK_SIZE, CGB_WRAM_BANKS_OFF
 from gbxcule.demo import colour, game
 from gbxcule.games import bundled_rom_path
 
 pytestmark = pytest.mark.api
-
-DOWN, LEFT, RIGHT, UP = 0, 1, 2, 3  # pokemonred_puffer_v1
-
-
-def greedy(mem: np.ndarray) -> int:
-    """The direction toward the nearest coin (world coordinates wrap at 256)."""
-    px_, py_ = int(mem[game.W_PLAYER_X - 0xC000]), int(mem[game.W_PLAYER_Y - 0xC000])
-    at = game.W_COINS - 0xC000
-    coins = mem[at : at + 2 * game.NUM_COINS].reshape(-1, 2).astype(int)
-    dx = (coins[:, 0] - px_ + 128) % 256 - 128
-    dy = (coins[:, 1] - py_ + 128) % 256 - 128
-    k = int(np.argmin(np.abs(dx) + np.abs(dy)))
-    if abs(dx[k]) > abs(dy[k]):
-        return RIGHT if dx[k] > 0 else LEFT
-    return DOWN if dy[k] > 0 else UP
 
 
 def tally_ours(b, env: int) -> np.ndarray:

@@ -193,8 +193,18 @@ DOUBLE_SPEED = (
 )
 
 
-@pytest.mark.parametrize("speed", ["single", "double"])
-@pytest.mark.parametrize("shape", SHAPES)
+# the CPU backends' dispatch in double speed: slow (the plain kernel's double speed and the
+# dispatch's single speed run in make test)
+SHAPE_SPEEDS = [
+    pytest.param(
+        shape, speed, marks=[pytest.mark.slow] if (shape, speed) == ("cpu", "double") else []
+    )
+    for shape in SHAPES
+    for speed in ("single", "double")
+]
+
+
+@pytest.mark.parametrize(("shape", "speed"), SHAPE_SPEEDS)
 @pytest.mark.parametrize("name", sorted(TIMING))
 def test_timing_programs_on_cgb_hardware(name, shape, speed):
     """Each program as a Colour cartridge, as written and switched to double speed first
@@ -222,7 +232,7 @@ def test_sound_probes_on_cgb_hardware(name):
     assert step < 0, f"frame {step}:\n  " + "\n  ".join(problems)
 
 
-@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("seed", range(1))
 def test_random_sound_programs_on_cgb_hardware(seed):
     for rom, frames in (
         (sound.random_sound_program(seed), BOOT + 44),
@@ -234,7 +244,7 @@ def test_random_sound_programs_on_cgb_hardware(seed):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(2, 30))
+@pytest.mark.parametrize("seed", range(1, 30))
 def test_random_sound_programs_on_cgb_hardware_more(seed):
     test_random_sound_programs_on_cgb_hardware(seed)
 
