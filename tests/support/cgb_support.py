@@ -10,7 +10,6 @@ both VRAM banks, and every palette byte.
 from __future__ import annotations
 
 import io
-import struct
 
 import numpy as np
 import warp as wp
@@ -91,15 +90,12 @@ def peek(m, lo: int, hi: int) -> np.ndarray:
 
 
 def pyboy_regs(pyboy) -> dict[str, int]:
-    """The CPU block of PyBoy's v29 CGB save state (after its 6 header and 10 HDMA bytes)."""
-    buf = io.BytesIO()
-    pyboy.save_state(buf)
-    data = buf.getvalue()
-    at = 6 + (10 if data[5] else 0)
-    a, f, b, c, d, e = data[at : at + 6]
-    hl, sp, pc = struct.unpack("<HHH", data[at + 6 : at + 12])
-    (cycles,) = struct.unpack("<Q", data[at + 19 : at + 27])
-    return dict(a=a, f=f, b=b, c=c, d=d, e=e, h=hl >> 8, l=hl & 0xFF, sp=sp, pc=pc, cycles=cycles)
+    """The CPU registers and cycle count from the head of PyBoy's save state (its writer
+    stopped after the CPU block: a whole CGB state costs more than a frame)."""
+    from gbxcule.backends.pyboy_backend import cpu_block
+
+    regs = cpu_block(pyboy)
+    return {k: regs[k] for k in REGS}
 
 
 def _our_banks(m) -> dict[str, np.ndarray]:
