@@ -64,3 +64,46 @@ def test_a_greedy_player_scores_alike_on_ours_and_pyboy():
     finally:
         ours.close()
         ref.close()
+
+
+@pytest.mark.parametrize("kind", ["warp", "pyboy"])
+def test_a_task_reads_a_wram_bank_the_game_has_not_mapped(kind):
+    """demo-colour keeps its tally in WRAM bank 2 and maps bank 1: a task's ``bank=2``
+    read at D000 sees the tally (Warp: the parked bank on the device; PyBoy: its banked
+    memory), ``bank=None`` the mapped bank 1; a bank outside 1-7, or a DMG machine, is
+    refused by name."""
+    import torch
+
+    from gbxcule.tasks import U8, Progress, Task
+    from gbxcule.tasks.session import TaskSession, make_task_backend
+
+    reads = {f"tally{k}": U8(colour.D_TALLY + k, bank=colour.TALLY_BANK) for k in range(8)}
+    reads["coins"] = U8(game.W_SCORE)
+    reads["mapped"] = U8(colour.D_TALLY)
+    task = Task(
+        name="tally", rom="bundled:demo-colour", reads=reads,
+        reward={"coins": Progress("coins")}, actions="pokemonred_puffer_v1", max_steps=500,
+        frames_per_step=8, release_after_frames=8,
+    )  # fmt: skip
+    backend = make_task_backend(task, 1, kind=kind, **({"threads": 1} if kind == "warp" else {}))
+    session = TaskSession(task, backend)
+    try:
+        session.start()
+        result = session.new_result()
+        for _ in range(100):
+            action = greedy(backend.read_memory(0, 0xC000, 0xC200))
+            session.step(torch.tensor([action]), result)
+        values = session.runtime.read_all()
+        tally = [int(values[f"tally{k}"][0]) for k in range(8)]
+        assert sum(tally) == int(values["coins"][0]) >= 3
+        assert int(values["mapped"][0]) == int(backend.read_memory(0, 0xD000, 0xD001)[0])
+    finally:
+        backend.close()
+    bad = Task(name="t", rom="bundled:demo-colour", reads={"x": U8(0xD000, bank=8)},
+               reward={"x": Progress("x")})  # fmt: skip
+    backend = make_task_backend(bad, 1, kind=kind, **({"threads": 1} if kind == "warp" else {}))
+    try:
+        with pytest.raises(Exception, match="WRAM banks 1-7"):
+            TaskSession(bad, backend)
+    finally:
+        backend.close()

@@ -85,6 +85,7 @@ from gbxcule.backends.checks import (
 from gbxcule.backends.host_training import HostTrainingMixin, host_actions
 from gbxcule.core.actions import check_step_timing, get_codec, validate_actions
 from gbxcule.core.dmg import POST_BOOT_PC
+from gbxcule.core.memory_layout import CGB_WRAM_BANKS, CGB_WRAMX, SPAN
 from gbxcule.core.pixels import SHADE_RGB, STOCK_SHADE_RGB, shades_of_rgb
 from gbxcule.core.step_end import StepEnd
 from gbxcule.core.symbols import SymbolTable, symbols_beside
@@ -419,6 +420,17 @@ class PyBoySingleBackend(HostTrainingMixin):
         pyboy = self.pyboy(env)
         check_range(lo, hi)
         return np.asarray(pyboy.memory[lo:hi], dtype=np.uint8)
+
+    def read_wram_bank(self, env: int, bank: int, lo: int, hi: int) -> np.ndarray:
+        """A Game Boy Color machine's WRAM bank ``bank`` (1-7) at ``lo..hi`` in D000-DFFF,
+        whatever SVBK maps (a task's ``bank=`` read)."""
+        wramx_lo, wramx_hi = CGB_WRAMX
+        if not self.cgb or not 1 <= bank <= CGB_WRAM_BANKS or not wramx_lo <= lo <= hi <= wramx_hi:
+            raise ValueError(f"WRAM bank {bank} at {lo:#06x}-{hi:#06x}: not a CGB WRAMX bank")
+        memory = self.pyboy(env).memory
+        # PyBoy's memory[bank, WRAM start + k] is the 32 KiB WRAM's byte bank * 0x1000 + k
+        wram = SPAN["wram"].lo
+        return np.asarray([memory[bank, wram + a - wramx_lo] for a in range(lo, hi)], np.uint8)
 
     def write_memory(self, env: int, addr: int, data: bytes | np.ndarray | int) -> None:
         pyboy = self.pyboy(env)

@@ -47,6 +47,7 @@ _COMMANDS = frozenset(
         "serial_output",
         "frame_shades",
         "frame_rgb",
+        "read_wram_bank",
         "load_state",
         "set_step_end",
         "step_frames",
@@ -269,6 +270,9 @@ class PyBoyVecMpBackend(HostTrainingMixin):
 
     def frame_rgb(self, env: int) -> np.ndarray:
         return self._call_env(env, "frame_rgb")
+
+    def read_wram_bank(self, env: int, bank: int, lo: int, hi: int) -> np.ndarray:
+        return self._call_env(env, "read_wram_bank", bank, lo, hi)
 
     def close(self) -> None:
         self._finalizer()

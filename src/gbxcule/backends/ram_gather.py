@@ -56,7 +56,13 @@ class DeviceRamGather:
         fixed: list[int] = []  # row offset per byte (mapped-bank bytes: their offset in a bank)
         mapped: list[bool] = []
         computed: list[tuple[int, int]] = []  # (IO address, byte position) read by the bus
+        wramx: list[tuple[int, int, int]] = []  # (byte position, WRAM bank, offset in it)
         for a, bank in addrs:
+            if bank is not None and not cart.holds(a):  # CGB WRAMX (tasks/memory.py)
+                wramx.append((len(fixed), bank, a - ml.CGB_WRAMX[0]))
+                fixed.append(int(ml.fixed_row_offset(a)))
+                mapped.append(False)
+                continue
             if cart.holds(a):
                 if not cart_bytes:
                     raise RamGatherError(f"{a:#06x}: this cartridge has no RAM")
@@ -89,6 +95,30 @@ class DeviceRamGather:
         if self.any_mapped:
             self._mapper_views(backend, 1 if mbc2 else cart_bytes // cart.size)
         self._computed_io(backend, sorted(computed))
+        self._banked_wram(backend, wramx)
+
+    def _banked_wram(self, backend: Any, wramx: list[tuple[int, int, int]]) -> None:
+        """A Game Boy Color machine's WRAM bank ``k`` at D000: ``mem`` holds the bank SVBK
+        selects, ``Machine.cgb`` the others (kernels/board/cgb.py)."""
+        self.wramx_cols = None
+        if not wramx:
+            return
+        import warp as wp
+
+        d = self.device
+        self.cgb_row = wp.to_torch(backend.machine.cgb)
+        self.wramx_cols = torch.tensor([c for c, _, _ in wramx], device=d)
+        self.wramx_banks = torch.tensor([b for _, b, _ in wramx], device=d)
+        parked = [ml.CGB_WRAM_BANKS_OFF + (b - 1) * ml.CGB_WRAM_BANK_SIZE + o for _, b, o in wramx]
+        self.wramx_parked = torch.tensor(parked, dtype=torch.int64, device=d)
+        self.svbk_col = ml.IO_OFF + 0x70  # SVBK (FF70) as stored
+
+    def _wramx(self, raw: torch.Tensor) -> torch.Tensor:
+        svbk = self.mem[:, self.svbk_col].to(torch.int64) & 7
+        selected = torch.clamp(svbk, min=1)[:, None] == self.wramx_banks[None, :]
+        parked = self.cgb_row[:, self.wramx_parked].to(torch.int64)
+        raw[:, self.wramx_cols] = torch.where(selected, raw[:, self.wramx_cols], parked)
+        return raw
 
     def _computed_io(self, backend: Any, computed: list[tuple[int, int]]) -> None:
         """The peek of the computed IO registers (module doc), one launch a gather."""
@@ -148,6 +178,8 @@ class DeviceRamGather:
             raw = self.mem[:, self.index].to(torch.int64) if n else self.mem[:, :0].long()
         if self.machine is not None and n:
             raw = self._peek_io(raw)
+        if self.wramx_cols is not None and n:
+            raw = self._wramx(raw)
         return raw
 
 
@@ -157,15 +189,19 @@ class HostRamGather:
     def __init__(self, backend: Any, addrs: list[tuple[int, int | None]]) -> None:
         self.backend = backend
         self.device = torch.device("cpu")
-        for a, bank in addrs:
-            if bank is not None:
+        self.banked: list[tuple[int, int, int]] = []  # (position, WRAM bank, address)
+        for k, (a, bank) in enumerate(addrs):
+            if bank is not None and ml.SPAN["cartram"].holds(a):
                 raise RamGatherError(
                     f"{a:#06x} in cart RAM bank {bank}: a named cart-RAM bank is read on "
                     f"Warp backends only; on {type(backend).__name__} read the bank the game "
                     "maps (bank=None)"
                 )
+            if bank is not None:  # a Game Boy Color machine's WRAM bank at D000
+                self.banked.append((k, bank, a))
+        banked = {k for k, _, _ in self.banked}
         self.addrs = [a for a, _ in addrs]
-        self.ram = [k for k, a in enumerate(self.addrs) if not ml.is_io(a)]
+        self.ram = [k for k, a in enumerate(self.addrs) if not ml.is_io(a) and k not in banked]
         # the IO registers once each, in address order (their reads act: module doc)
         self.io = sorted({a for a in self.addrs if ml.is_io(a)})
         self.runs = _runs(sorted({self.addrs[k] for k in self.ram}))
@@ -188,8 +224,13 @@ class HostRamGather:
                     got[a] = rows[:, a - run_lo]
         for a in self.io:
             got[a] = np.array([self.backend.read_memory(e, a, a + 1)[0] for e in range(n)])
-        for k, a in enumerate(self.addrs):
-            out[:, k] = got[a]
+        for k in self.ram:
+            out[:, k] = got[self.addrs[k]]
+        for a in self.io:
+            for k in (k for k, b in enumerate(self.addrs) if b == a):
+                out[:, k] = got[a]
+        for k, bank, a in self.banked:
+            out[:, k] = [self.backend.read_wram_bank(e, bank, a, a + 1)[0] for e in range(n)]
         return torch.from_numpy(out)
 
 

@@ -19,6 +19,7 @@ from gbxcule.core import memory_layout as ml
 from gbxcule.tasks.reads import Read, ReadError
 
 CART_RAM = ml.SPAN["cartram"]
+WRAMX = ml.CGB_WRAMX
 
 
 def source_reads(reads: Iterable[Read]) -> list[Read]:
@@ -44,6 +45,8 @@ def resolve(backend: Any, read: Read) -> tuple[int, int | None]:
         addr = sym.address
         if bank is None and CART_RAM.holds(addr):
             bank = sym.bank
+        elif bank is None and _colour(backend) and _in_wramx(addr) and sym.bank:
+            bank = sym.bank  # a WRAMX symbol of a Game Boy Color game names its bank
     else:
         addr = read.where
     end = addr + read.size
@@ -52,15 +55,26 @@ def resolve(backend: Any, read: Read) -> tuple[int, int | None]:
     if CART_RAM.holds(addr, read.size):
         return addr, bank
     if bank is not None:
+        if _colour(backend) and _in_wramx(addr, read.size) and 1 <= bank <= ml.CGB_WRAM_BANKS:
+            return addr, bank
         raise ReadError(
             f"bank={bank} applies to cartridge RAM ({CART_RAM.lo:#06x}-{CART_RAM.hi - 1:#06x}), "
-            f"not {addr:#06x}"
+            f"or on a Game Boy Color machine to WRAM banks 1-{ml.CGB_WRAM_BANKS} at "
+            f"{WRAMX[0]:#06x}-{WRAMX[1] - 1:#06x}; not {addr:#06x}"
         )
     if ml.fixed_row_offset(addr, read.size) is not None:
         return addr, None
     if all(ml.is_io(a) for a in range(addr, end)):
         return addr, None
     raise ReadError(_where_refused(addr, read.size))
+
+
+def _colour(backend: Any) -> bool:
+    return bool(getattr(backend, "cgb", False))
+
+
+def _in_wramx(addr: int, size: int = 1) -> bool:
+    return WRAMX[0] <= addr and addr + size <= WRAMX[1]
 
 
 def _where_refused(addr: int, size: int) -> str:

@@ -18,7 +18,8 @@ bytes into ``[N]`` values with Torch ops, so the same code runs on the CPU and C
 Addresses: VRAM, WRAM and its echo, OAM, HRAM, and cartridge RAM: ``bank=None`` (the
 default) reads the bank the game has mapped, as the CPU would (0xFF while the game has
 cart RAM disabled), ``bank=k`` the stored bytes of bank ``k`` whatever is mapped (Warp
-backends). The IO registers and IE are readable too: a scrolling game's camera (SCX/SCY),
+backends); on a Game Boy Color machine ``bank=1..7`` at 0xD000-0xDFFF reads that WRAM bank
+whatever SVBK maps (both families; a WRAMX symbol of the game's ``.sym`` names its bank). The IO registers and IE are readable too: a scrolling game's camera (SCX/SCY),
 DIV, LY, STAT, the sound registers; those computed on a read are read as
 ``pyboy.memory[addr]`` reads them, side effects included (``memory.py``). ROM is refused:
 it does not change.
@@ -75,7 +76,7 @@ class Read:
 
     where: int | str
     size: int = 1
-    bank: int | None = field(default=None, kw_only=True)  # cart RAM bank (None: mapped now)
+    bank: int | None = field(default=None, kw_only=True)  # cart RAM / CGB WRAM bank (None: mapped)
 
     def __post_init__(self) -> None:
         _check_where(self.where)
