@@ -139,6 +139,7 @@ def hw_spec(
     frames_per_step: int = 1,
     release_after_frames: int = 1,
     tags: tuple[str, ...] = ("hw",),
+    cgb_flag: int = 0,
 ) -> RomSpec:
     """A RomSpec for a hw ROM: ``plan`` (computed once) built with the given cartridge.
 
@@ -155,6 +156,7 @@ def hw_spec(
             cart_type=cart_type,
             rom_banks=rom_banks,
             ram_banks=ram_banks,
+            cgb_flag=cgb_flag,
         )
 
     def check(backend: Backend, env: int) -> None:
