@@ -107,3 +107,24 @@ def test_a_task_reads_a_wram_bank_the_game_has_not_mapped(kind):
             TaskSession(bad, backend)
     finally:
         backend.close()
+
+
+def test_the_cli_shows_the_colour_game_in_colour(tmp_path):
+    """`gbxcule demo`, `record` and `task check` on the Game Boy Color game write colour
+    images (the demo's grid PNG in RGB, GIFs of RGB screens and of luminance)."""
+    from PIL import Image
+
+    from gbxcule.cli import main
+
+    assert main(["demo", "--game", "demo-colour", "--envs", "2", "--steps", "3",
+                 "--out", str(tmp_path / "demo")]) == 0  # fmt: skip
+    png = Image.open(tmp_path / "demo" / "final_frames.png")
+    assert png.mode == "RGB" and len(png.getcolors(4096) or []) > 4
+    rec = tmp_path / "rec.gif"
+    assert main(["record", str(bundled_rom_path("demo-colour")), "--steps", "4",
+                 "--out", str(rec)]) == 0  # fmt: skip
+    assert rec.stat().st_size > 0
+    sheet = tmp_path / "check.gif"
+    assert main(["task", "check", "demo-colour-coins", "--envs", "2", "--steps", "8",
+                 "--gif", str(sheet)]) in (0, 1)  # fmt: skip
+    assert sheet.stat().st_size > 0

@@ -29,9 +29,9 @@ def to_image(frame: np.ndarray, scale: int = 1, shades: bool = True) -> Image.Im
     return image
 
 
-def write_png(shades: np.ndarray, path: str | Path, scale: int = 1) -> Path:
+def write_png(frame: np.ndarray, path: str | Path, scale: int = 1, shades: bool = True) -> Path:
     buf = io.BytesIO()
-    to_image(shades, scale).save(buf, format="PNG")
+    to_image(frame, scale, shades).save(buf, format="PNG")
     return write_atomic(path, buf.getvalue())
 
 

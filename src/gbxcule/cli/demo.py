@@ -32,7 +32,7 @@ from gbxcule.cli.playback import (
     timed_step,
 )
 from gbxcule.games import DEFAULT_GAME, GAMES, bundled_game, bundled_rom_path
-from gbxcule.images import grid_cols, tile_frames, write_gif, write_png
+from gbxcule.images import GAP_SHADE, grid_cols, tile_frames, write_gif, write_png
 
 HELP = "run N envs of a bundled game; print steps/s, write a PNG grid and a GIF"
 CODEC = "pokemonred_puffer_v1"
@@ -110,22 +110,30 @@ def run_demo(
         release_after_frames=RELEASE_AFTER_FRAMES,
         action_codec=CODEC,
     )
+    colour = bool(getattr(env_backend, "cgb", False))  # a Game Boy Color game: RGB screens
+    gap = 0 if colour else GAP_SHADE
+
+    def frames_of(envs: list[int]) -> list[np.ndarray]:
+        if colour:
+            return list(env_backend.screens(envs))
+        return [env_backend.frame_shades(env) for env in envs]
+
     try:
         actions = random_actions(steps, num_envs, CODEC, seed)
         env_backend.reset(seed=seed)
         times = []
         for k in range(steps):
             times.append(timed_step(env_backend, actions[k]))
-            frames = [env_backend.frame_shades(env) for env in shown]
-            gif_frames.append(tile_frames(frames, grid_cols(len(shown))))
+            gif_frames.append(tile_frames(frames_of(shown), grid_cols(len(shown)), gap=gap))
         summaries = [read_env(env_backend, env, game) for env in range(num_envs)]
-        finals = [env_backend.frame_shades(env) for env in range(num_envs)]
+        finals = frames_of(list(range(num_envs)))
     finally:
         env_backend.close()
     out_dir.mkdir(parents=True, exist_ok=True)
     png, gif = out_dir / "final_frames.png", out_dir / "envs.gif"
-    write_png(tile_frames(finals, grid_cols(num_envs)), png)
-    write_gif(gif_frames, gif, scale=2, frame_ms=gif_frame_ms(FRAMES_PER_STEP))
+    write_png(tile_frames(finals, grid_cols(num_envs), gap=gap), png, shades=not colour)
+    frame_ms = gif_frame_ms(FRAMES_PER_STEP)
+    write_gif(gif_frames, gif, scale=2, frame_ms=frame_ms, shades=not colour)
     timed = times[1:] if steps > 1 else times
     return DemoResult(
         backend=name,

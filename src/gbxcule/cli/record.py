@@ -111,16 +111,20 @@ def require_ffmpeg() -> str:
     return ffmpeg
 
 
-def write_mp4(frames: list[np.ndarray], path: Path, fps: float, scale: int = 1) -> None:
-    """Encode grey shade frames as H.264 MP4 by piping raw grey pixels into ffmpeg."""
+def write_mp4(
+    frames: list[np.ndarray], path: Path, fps: float, scale: int = 1, shades: bool = True
+) -> None:
+    """Encode grey shade frames (or RGB screens, ``shades=False``) as H.264 MP4 by piping
+    raw pixels into ffmpeg."""
     ffmpeg = require_ffmpeg()
     if not frames:
         raise ValueError("write_mp4 needs at least one frame")
-    images = [np.asarray(to_image(f, scale)) for f in frames]
-    h, w = images[0].shape
+    images = [np.asarray(to_image(f, scale, shades)) for f in frames]
+    h, w = images[0].shape[:2]
+    pix_fmt = "rgb24" if images[0].ndim == 3 else "gray"
     cmd = [
         ffmpeg, "-y", "-loglevel", "error",
-        "-f", "rawvideo", "-pix_fmt", "gray", "-s", f"{w}x{h}", "-r", f"{fps:.4f}", "-i", "-",
+        "-f", "rawvideo", "-pix_fmt", pix_fmt, "-s", f"{w}x{h}", "-r", f"{fps:.4f}", "-i", "-",
         "-pix_fmt", "yuv420p", str(path),
     ]  # fmt: skip
     proc = subprocess.run(cmd, input=b"".join(i.tobytes() for i in images), capture_output=True)
@@ -181,20 +185,23 @@ def record(
         **({"allow_bad_logo": True} if allow_bad_logo else {}),
     )
     frames: list[np.ndarray] = []
+    colour = bool(getattr(emu, "cgb", False))  # a Game Boy Color game: RGB screens
     try:
         emu.reset(seed=seed)
         if state is not None:
             _load_state(emu, name, state)
         for k in range(steps):
             emu.step(actions[k : k + 1])
-            frames.append(emu.frame_shades(0))
+            frames.append(emu.screens([0])[0] if colour else emu.frame_shades(0))
     finally:
         emu.close()
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".gif":
-        write_gif(frames, out, scale=scale, frame_ms=gif_frame_ms(frames_per_step))
+        ms = gif_frame_ms(frames_per_step)
+        write_gif(frames, out, scale=scale, frame_ms=ms, shades=not colour)
     else:
-        write_mp4(frames, out, fps=FRAMES_PER_SECOND / frames_per_step, scale=scale)
+        fps = FRAMES_PER_SECOND / frames_per_step
+        write_mp4(frames, out, fps=fps, scale=scale, shades=not colour)
     return out, len(frames), name
 
 

@@ -79,7 +79,10 @@ def _check(args: argparse.Namespace) -> int:
     print(format_report(report))
     if not args.no_gif:
         gif = args.gif or Path(f"{task.name}-check.gif")
-        write_gif([tile_frames(list(shot)) for shot in report.sheet], gif, frame_ms=200)
+        shades = report.sheet_obs == "u8"  # else a colour game's luminance, grey as it is
+        gap = {"gap": 3 if shades else 0}
+        shots = [tile_frames(list(shot), **gap) for shot in report.sheet]
+        write_gif(shots, gif, frame_ms=200, shades=shades)
         print(f"  contact sheet: {gif} ({len(report.sheet)} frames of the first envs)")
     code = EXIT_OK
     other = None

@@ -65,6 +65,7 @@ class CheckReport:
     rewarded: int = 0
     warnings: list[str] = field(default_factory=list)
     sheet: list[np.ndarray] = field(default_factory=list, repr=False)  # uint8 [envs, 72, 80]
+    sheet_obs: str = "u8"  # the sheet's frames: DMG shades, or a Game Boy Color game's luma
     trace: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # [steps, envs]
 
 
@@ -102,6 +103,7 @@ def _rollout(task: Task, session: TaskSession, kind: str, envs: int, steps: int,
     paid_this_episode = np.zeros(envs, bool)
     rewarded = 0
     sheet: list[np.ndarray] = []
+    seen = "luma" if getattr(session.backend, "cgb", False) else "u8"  # the sheet's frames
     every = max(1, steps // SHEET_FRAMES)
     for step in range(steps):
         actions = torch.randint(0, n_actions, (envs,), generator=gen)
@@ -118,7 +120,7 @@ def _rollout(task: Task, session: TaskSession, kind: str, envs: int, steps: int,
             rewarded += int(paid_this_episode[e])
             paid_this_episode[e] = False
         if step % every == 0:
-            sheet.append(session.observe("u8")[:SHEET_ENVS].cpu().numpy())
+            sheet.append(session.observe(seen)[:SHEET_ENVS].cpu().numpy())
         if done.any():
             session.reset_envs(res.done)
         session.swarm()
@@ -152,6 +154,7 @@ def _rollout(task: Task, session: TaskSession, kind: str, envs: int, steps: int,
             int(trace["frames"].max()),
         ),  # fmt: skip
         sheet=sheet,
+        sheet_obs=seen,
         trace=trace,
     )
     report.warnings = _warnings(task, report)
