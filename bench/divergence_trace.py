@@ -204,8 +204,12 @@ def make_path_trace_kernel(gpu_shape: bool, addresses: bool = False):
                         code = code | (route << 9)
                         if wp.static(addresses):
                             if route == ROUTE_FAST_MEM:
-                                word = word | (wp.int64(direct_index(ab[0]) + 1) << wp.int64(25))
-                                word = word | (wp.int64(direct_index(ab[1]) + 1) << wp.int64(45))
+                                word = word | (
+                                    wp.int64(direct_index(m, 0, ab[0]) + 1) << wp.int64(25)
+                                )
+                                word = word | (
+                                    wp.int64(direct_index(m, 0, ab[1]) + 1) << wp.int64(45)
+                                )
                 if bail < 0:
                     if cb == 0 and is_illegal(op) != 0:
                         m.i32[0, LOCKED] = 0x100 | op

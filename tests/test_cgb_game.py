@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from bench.cgb_screens import greedy
-from gbxcule.core.memory_layout import CGB_WRAM_BANK_SIZE, CGB_WRAM_BANKS_OFF
+from gbxcule.core.memory_layout import wramx_bank_offset
 from gbxcule.demo import colour, game
 from gbxcule.games import bundled_rom_path
 
@@ -21,8 +21,8 @@ pytestmark = pytest.mark.api
 
 
 def tally_ours(b, env: int) -> np.ndarray:
-    row = b.machine.cgb.numpy()[env]
-    at = CGB_WRAM_BANKS_OFF + (colour.TALLY_BANK - 1) * CGB_WRAM_BANK_SIZE
+    row = b.machine.mem.numpy()[env]
+    at = wramx_bank_offset(len(row), colour.TALLY_BANK)
     return row[at : at + game.NUM_COINS]
 
 

@@ -21,7 +21,6 @@ from gbxcule.core.memory_layout import (
     CGB_OBJ_PALETTES_OFF,
     CGB_VRAM_OTHER_OFF,
     CGB_WRAM_BANK_SIZE,
-    CGB_WRAM_BANKS_OFF,
     IO_OFF,
 )
 
@@ -99,18 +98,20 @@ def pyboy_regs(pyboy) -> dict[str, int]:
 
 
 def _our_banks(m) -> dict[str, np.ndarray]:
-    """Each bank as PyBoy keeps it: the one selected is in ``mem``, the rest in ``cgb``."""
+    """Each bank as PyBoy keeps it: VBK's VRAM bank in ``mem``, the other in ``cgb``; WRAM
+    bank 1 at D000's offset and banks 2-7 past the cart RAM (core/memory_layout.py)."""
+    from gbxcule.core.memory_layout import wramx_bank_offset
+
     row = m.cgb.numpy()[0]
-    raw_io = m.mem.numpy()[0, IO_OFF : IO_OFF + 0x80]  # the registers as stored (a DMG
-    vbk = int(raw_io[0x4F]) & 1  # cartridge reads SVBK as $FF)
-    svbk = max(int(raw_io[0x70]) & 7, 1)
+    mem = m.mem.numpy()[0]
+    raw_io = mem[IO_OFF : IO_OFF + 0x80]  # the registers as stored
+    vbk = int(raw_io[0x4F]) & 1
     seen_vram = peek(m, 0x8000, 0xA000)
     other = row[CGB_VRAM_OTHER_OFF : CGB_VRAM_OTHER_OFF + 0x2000]
     out = {f"vram{vbk}": seen_vram, f"vram{1 - vbk}": other}
     for bank in range(1, 8):
-        at = CGB_WRAM_BANKS_OFF + (bank - 1) * CGB_WRAM_BANK_SIZE
-        out[f"wram{bank}"] = row[at : at + CGB_WRAM_BANK_SIZE]
-    out[f"wram{svbk}"] = peek(m, 0xD000, 0xE000)
+        at = wramx_bank_offset(len(mem), bank)
+        out[f"wram{bank}"] = mem[at : at + CGB_WRAM_BANK_SIZE]
     out["bg palettes"] = row[CGB_BG_PALETTES_OFF : CGB_BG_PALETTES_OFF + 64]
     out["obj palettes"] = row[CGB_OBJ_PALETTES_OFF : CGB_OBJ_PALETTES_OFF + 64]
     return out

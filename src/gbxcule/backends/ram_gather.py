@@ -56,11 +56,16 @@ class DeviceRamGather:
         fixed: list[int] = []  # row offset per byte (mapped-bank bytes: their offset in a bank)
         mapped: list[bool] = []
         computed: list[tuple[int, int]] = []  # (IO address, byte position) read by the bus
-        wramx: list[tuple[int, int, int]] = []  # (byte position, WRAM bank, offset in it)
+        wramx: list[tuple[int, int]] = []  # (byte position, offset in a bank): SVBK's bank
+        width = self.mem.shape[1]
+        colour = bool(getattr(backend, "cgb", False))
         for a, bank in addrs:
-            if bank is not None and not cart.holds(a):  # CGB WRAMX (tasks/memory.py)
-                wramx.append((len(fixed), bank, a - ml.CGB_WRAMX[0]))
-                fixed.append(int(ml.fixed_row_offset(a)))
+            if colour and _in_wramx(a):  # a Game Boy Color machine's D000-DFFF (and echo)
+                off = (a - ml.SPAN["wram"].lo) % ml.CGB_WRAM_BANK_SIZE
+                if bank is None:  # the bank SVBK maps now: chosen per env at each gather
+                    wramx.append((len(fixed), off))
+                    bank = 1
+                fixed.append(ml.wramx_bank_offset(width, bank) + off)
                 mapped.append(False)
                 continue
             if cart.holds(a):
@@ -97,27 +102,24 @@ class DeviceRamGather:
         self._computed_io(backend, sorted(computed))
         self._banked_wram(backend, wramx)
 
-    def _banked_wram(self, backend: Any, wramx: list[tuple[int, int, int]]) -> None:
-        """A Game Boy Color machine's WRAM bank ``k`` at D000: ``mem`` holds the bank SVBK
-        selects, ``Machine.cgb`` the others (kernels/board/cgb.py)."""
+    def _banked_wram(self, backend: Any, wramx: list[tuple[int, int]]) -> None:
+        """A Game Boy Color machine's D000 as the CPU sees it: bank 1 at D000's offset,
+        banks 2-7 past the cart RAM (``core/memory_layout.py``), by SVBK per env."""
         self.wramx_cols = None
         if not wramx:
             return
-        import warp as wp
-
         d = self.device
-        self.cgb_row = wp.to_torch(backend.machine.cgb)
-        self.wramx_cols = torch.tensor([c for c, _, _ in wramx], device=d)
-        self.wramx_banks = torch.tensor([b for _, b, _ in wramx], device=d)
-        parked = [ml.CGB_WRAM_BANKS_OFF + (b - 1) * ml.CGB_WRAM_BANK_SIZE + o for _, b, o in wramx]
-        self.wramx_parked = torch.tensor(parked, dtype=torch.int64, device=d)
+        self.wramx_cols = torch.tensor([c for c, _ in wramx], device=d)
+        offs = torch.tensor([o for _, o in wramx], dtype=torch.int64, device=d)
+        self.wramx_bank1 = ml.wramx_bank_offset(self.mem.shape[1], 1) + offs
+        self.wramx_extra = ml.wramx_bank_offset(self.mem.shape[1], 2) + offs
         self.svbk_col = ml.IO_OFF + 0x70  # SVBK (FF70) as stored
 
     def _wramx(self, raw: torch.Tensor) -> torch.Tensor:
-        svbk = self.mem[:, self.svbk_col].to(torch.int64) & 7
-        selected = torch.clamp(svbk, min=1)[:, None] == self.wramx_banks[None, :]
-        parked = self.cgb_row[:, self.wramx_parked].to(torch.int64)
-        raw[:, self.wramx_cols] = torch.where(selected, raw[:, self.wramx_cols], parked)
+        bank = self.mem[:, self.svbk_col].to(torch.int64) & 7
+        base = torch.where(bank >= 2, (bank - 2) * ml.CGB_WRAM_BANK_SIZE, -1)[:, None]
+        index = torch.where(base >= 0, self.wramx_extra[None, :] + base, self.wramx_bank1[None, :])
+        raw[:, self.wramx_cols] = self.mem.gather(1, index).to(torch.int64)
         return raw
 
     def _computed_io(self, backend: Any, computed: list[tuple[int, int]]) -> None:
@@ -232,6 +234,13 @@ class HostRamGather:
         for k, bank, a in self.banked:
             out[:, k] = [self.backend.read_wram_bank(e, bank, a, a + 1)[0] for e in range(n)]
         return torch.from_numpy(out)
+
+
+def _in_wramx(addr: int) -> bool:
+    """D000-DFFF or its echo F000-FDFF: the switchable WRAM bank on CGB hardware."""
+    wram, echo = ml.SPAN["wram"], ml.SPAN["echo"]
+    off = (addr - wram.lo) if wram.holds(addr) else (addr - echo.lo) if echo.holds(addr) else -1
+    return off >= ml.CGB_WRAM_BANK_SIZE
 
 
 def _runs(addrs: list[int]) -> list[tuple[int, int]]:

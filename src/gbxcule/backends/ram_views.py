@@ -22,6 +22,10 @@ Strides (in elements): with ``mem_layout="env_major"`` a view ``[N, k]`` has str
 ``(1, N)`` (the envs' copies of one address contiguous). Neither is contiguous as a
 whole (they are column slices of ``mem``); ``.contiguous()`` makes a copy.
 
+On a Game Boy Color machine ``wram``'s D000 half is WRAM bank 1 whatever SVBK maps, and
+``vram`` the bank VBK maps; banks 2-7 sit past the cart RAM in ``mem``
+(``core.memory_layout.wramx_bank_offset``). A task's reads follow SVBK (or name a bank).
+
 The views are writable: a write changes the game's RAM directly, with none of the
 bus's side effects. Reading IO registers, banked ROM and the like goes through
 ``read_memory`` instead.

@@ -34,7 +34,7 @@ from gbxcule.core.cartridge import (
     CartridgeError,
     CartridgeHeader,
 )
-from gbxcule.core.memory_layout import CGB_BYTES, row_bytes
+from gbxcule.core.memory_layout import CGB_BYTES, CGB_WRAMX_EXTRA, row_bytes
 from gbxcule.kernels.board.mbc import MBC_KIND_BY_NAME
 from gbxcule.kernels.state import I32_FIELDS, I64_FIELDS, ROM_CODE_PAD
 
@@ -194,7 +194,7 @@ def allocate_machine(
             setattr(m, name, wp.zeros(num_envs, dtype=vtype.dtype, device=device))
         else:
             if name == "mem":
-                trailing: tuple[int, ...] = (row_bytes(cart.cart_ram_bytes),)
+                trailing: tuple[int, ...] = (mem_row_bytes(cart, cgb),)
             elif name in shapes:
                 trailing = shapes[name]
             else:
@@ -207,11 +207,17 @@ def allocate_machine(
     return m
 
 
+def mem_row_bytes(cart: CartConfig, cgb: bool = False) -> int:
+    """One env's ``mem`` row: the address map's, plus WRAM banks 2-7 on a Game Boy Color
+    machine (``core/memory_layout.py``)."""
+    return row_bytes(cart.cart_ram_bytes) + (CGB_WRAMX_EXTRA if cgb else 0)
+
+
 def bytes_per_env(cart: CartConfig, cgb: bool = False) -> int:
     """The bytes one env's state takes (every per-env array of the ``Machine``)."""
     from gbxcule.kernels.state import Machine
 
-    shapes = {**trailing_shapes(cgb=cgb), "mem": (row_bytes(cart.cart_ram_bytes),)}
+    shapes = {**trailing_shapes(cgb=cgb), "mem": (mem_row_bytes(cart, cgb),)}
     total = 0
     for name, var in Machine.vars.items():
         if name in SHARED_FIELDS or not hasattr(var.type, "ndim"):

@@ -29,20 +29,33 @@ CART_RAM_OFF = 0x4200  # cart RAM (0xA000-0xBFFF, banked), length from the heade
 MEM_BASE_BYTES = CART_RAM_OFF
 
 
-# A Game Boy Color machine's other banks (``Machine.cgb``, one row per env; a DMG machine's
-# row is one unused byte). The env's ``mem`` row always holds the banks the CPU sees (VBK's
-# VRAM bank, SVBK's WRAM bank at D000): a bank switch exchanges their bytes with this row,
-# so every reader of ``mem`` sees what PyBoy's ``memory[addr]`` gives.
-CGB_VRAM_OTHER_OFF = 0x0000  # the VRAM bank VBK does not select, 8 KiB
-CGB_WRAM_BANKS_OFF = 0x2000  # WRAM banks 1-7 of D000-DFFF, 4 KiB each (the current one stale)
+# A Game Boy Color machine's WRAM banks 2-7 extend its ``mem`` row past the cart RAM
+# (``CGB_WRAMX_EXTRA`` bytes, bank k at ``row width - CGB_WRAMX_EXTRA + (k - 2) * 0x1000``);
+# bank 1 stays at D000's own offset. An SVBK write copies nothing: the CGB variant's WRAM
+# accesses pick the bank (kernels/board/memmap.py, ``wram_at``), and so do the host's
+# readers (the task gathers, the save-state mappings).
 CGB_WRAM_BANK_SIZE = 0x1000
 CGB_WRAMX = (0xD000, 0xE000)  # the switchable WRAM bank (SVBK 1-7) on CGB hardware
 CGB_WRAM_BANKS = 7
-CGB_BG_PALETTES_OFF = 0x9000  # 32 little-endian words: BG palettes 0-7, colours 0-3
-CGB_OBJ_PALETTES_OFF = 0x9040  # 32 words: object palettes
-CGB_HDMA_OFF = 0x9080  # HDMA's source and destination (u16 each, little-endian), active flag
-CGB_SPEED_OFF = 0x9085  # 1 in double speed (PyBoy's double_speed; KEY1's bit 7 only toggles)
-CGB_BYTES = 0x9088
+CGB_WRAMX_EXTRA = (CGB_WRAM_BANKS - 1) * CGB_WRAM_BANK_SIZE  # banks 2-7 in the mem row
+
+
+def wramx_bank_offset(row_width: int, bank: int) -> int:
+    """Row offset of WRAM bank ``bank``'s first byte (at D000) in a CGB machine's row."""
+    if bank == 1:
+        return WRAM_OFF + CGB_WRAM_BANK_SIZE
+    return row_width - CGB_WRAMX_EXTRA + (bank - 2) * CGB_WRAM_BANK_SIZE
+
+
+# A Game Boy Color machine's other state (``Machine.cgb``, one row per env; a DMG machine's
+# row is a few unused bytes). ``mem`` holds the VRAM bank VBK selects: a VBK write
+# exchanges its bytes with this row's other bank.
+CGB_VRAM_OTHER_OFF = 0x0000  # the VRAM bank VBK does not select, 8 KiB
+CGB_BG_PALETTES_OFF = 0x2000  # 32 little-endian words: BG palettes 0-7, colours 0-3
+CGB_OBJ_PALETTES_OFF = 0x2040  # 32 words: object palettes
+CGB_HDMA_OFF = 0x2080  # HDMA's source and destination (u16 each, little-endian), active flag
+CGB_SPEED_OFF = 0x2085  # 1 in double speed (PyBoy's double_speed; KEY1's bit 7 only toggles)
+CGB_BYTES = 0x2088
 DMG_CGB_BYTES = 4  # a DMG machine's Machine.cgb row (whole words: the start-state cache)
 
 

@@ -5,9 +5,9 @@ functions see it True, so a DMG kernel never carries any of this.
 
 State: the registers in the IO page's backing bytes (which a DMG kernel reads as $FF and
 never writes): KEY0, KEY1, VBK, HDMA1-5, BCPS, OCPS, OPRI, SVBK, FF72-FF75; palette RAM
-and the banks the CPU does not see in ``Machine.cgb`` (``core/memory_layout.py``). A bank
-switch exchanges bytes between ``mem`` and ``Machine.cgb``, so ``mem`` always holds the
-VRAM bank VBK selects and the WRAM bank SVBK selects at D000.
+and the VRAM bank the CPU does not see in ``Machine.cgb`` (``core/memory_layout.py``): a
+VBK switch exchanges those bytes with ``mem``'s. WRAM banks 2-7 extend the ``mem`` row;
+an SVBK write only sets the register (``memmap.wram_at`` picks the bank at each access).
 
 PyBoy gates each register on the hardware (``cgb``: always, in this variant) or on a
 Colour cartridge as well (``cgb_mode``: ``Machine.cgb_mode``); the table in
@@ -31,11 +31,12 @@ from gbxcule.core.memory_layout import (
     CGB_SPEED_OFF,
     CGB_VRAM_OTHER_OFF,
     CGB_WRAM_BANK_SIZE,
-    CGB_WRAM_BANKS_OFF,
+    CGB_WRAM_BANKS,
     DMG_CGB_BYTES,
     VRAM_OFF,
     VRAM_SIZE,
     WRAM_OFF,
+    wramx_bank_offset,
 )
 from gbxcule.core.pyboy_state import HdmaState, PaletteIndexState
 from gbxcule.kernels.apu.apu import apu_sync
@@ -64,10 +65,7 @@ CGB = False  # True in the CGB variant (kernels/variant.py)
 
 VRAM_BASE = wp.constant(VRAM_OFF)
 VRAM_BYTES = wp.constant(VRAM_SIZE)
-WRAM_D000 = wp.constant(WRAM_OFF + CGB_WRAM_BANK_SIZE)
 OTHER_VRAM = wp.constant(CGB_VRAM_OTHER_OFF)
-WRAM_BANKS = wp.constant(CGB_WRAM_BANKS_OFF)
-WRAM_BANK = wp.constant(CGB_WRAM_BANK_SIZE)
 BG_PALETTES = wp.constant(CGB_BG_PALETTES_OFF)
 OBJ_PALETTES = wp.constant(CGB_OBJ_PALETTES_OFF)
 SPEED = wp.constant(CGB_SPEED_OFF)
@@ -81,12 +79,6 @@ PAL2 = wp.constant(POWER_ON_PALETTE[2])
 PAL3 = wp.constant(POWER_ON_PALETTE[3])
 
 
-@wp.func
-def wram_bank(select: int) -> int:
-    """The WRAM bank at D000 for an SVBK value (0 selects 1)."""
-    return wp.max(select & 7, 1)
-
-
 @wp.func(inline=False)
 def swap_vram_banks(m: wp.ref[Machine], i: int):
     """VBK changed: the other bank's bytes into ``mem``, these into ``Machine.cgb``."""
@@ -96,20 +88,6 @@ def swap_vram_banks(m: wp.ref[Machine], i: int):
         seen = mem[i, VRAM_BASE + k]
         mem[i, VRAM_BASE + k] = banks[i, OTHER_VRAM + k]
         banks[i, OTHER_VRAM + k] = seen
-
-
-@wp.func(inline=False)
-def switch_wram_bank(m: wp.ref[Machine], i: int, old: int, new: int):
-    """D000-DFFF from bank ``old`` to bank ``new`` (1-7): park one, fetch the other."""
-    if old == new:
-        return
-    mem = m.mem
-    banks = m.cgb
-    parked = WRAM_BANKS + (old - 1) * WRAM_BANK
-    fetched = WRAM_BANKS + (new - 1) * WRAM_BANK
-    for k in range(WRAM_BANK):
-        banks[i, parked + k] = mem[i, WRAM_D000 + k]
-        mem[i, WRAM_D000 + k] = banks[i, fetched + k]
 
 
 @wp.func
@@ -188,8 +166,7 @@ def cgb_io_write(m: wp.ref[Machine], i: int, r: int, v: int) -> int:
         if colour:
             set_reg(m, i, OPRI, v & 1)
     elif r == SVBK:
-        if colour:
-            switch_wram_bank(m, i, wram_bank(reg(m, i, SVBK)), wram_bank(v))
+        if colour:  # D000's bank: memmap.wram_at reads it at each access
             set_reg(m, i, SVBK, v & 7)
     elif r == 0x72 or r == 0x73 or (r == 0x74 and colour):
         set_reg(m, i, r, v)
@@ -254,16 +231,11 @@ def cgb_from_pyboy(state: Any, st: MachineState, cart: Any = None) -> None:
     row[CGB_SPEED_OFF] = state.double_speed
     mem = st["mem"]
     wram = np.asarray(state.memory.wram, dtype=np.uint8)
-    bank = max(int(state.wram_select) & 7, 1)
-    for b in range(1, 8):
-        at = CGB_WRAM_BANKS_OFF + (b - 1) * CGB_WRAM_BANK_SIZE
-        row[at : at + CGB_WRAM_BANK_SIZE] = wram[
+    for b in range(1, CGB_WRAM_BANKS + 1):  # bank 1 at D000, banks 2-7 past the cart RAM
+        at = wramx_bank_offset(len(mem), b)
+        mem[at : at + CGB_WRAM_BANK_SIZE] = wram[
             b * CGB_WRAM_BANK_SIZE : (b + 1) * CGB_WRAM_BANK_SIZE
         ]
-    d000 = WRAM_OFF + CGB_WRAM_BANK_SIZE
-    mem[d000 : d000 + CGB_WRAM_BANK_SIZE] = wram[
-        bank * CGB_WRAM_BANK_SIZE : (bank + 1) * CGB_WRAM_BANK_SIZE
-    ]
     if lcd.cgb:  # not downgraded: its VRAM bank 1 and palettes are in the file
         io[VBK] = lcd.vbk & 1
         io[BCPS], io[OCPS] = lcd.bcps.value, lcd.ocps.value
@@ -286,11 +258,9 @@ def _banks_of(st: MachineState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     other = row[CGB_VRAM_OTHER_OFF : CGB_VRAM_OTHER_OFF + VRAM_SIZE]
     vram = (other, seen) if io[VBK] & 1 else (seen, other)
     wram = [mem[WRAM_OFF : WRAM_OFF + CGB_WRAM_BANK_SIZE]]
-    for b in range(1, 8):
-        at = CGB_WRAM_BANKS_OFF + (b - 1) * CGB_WRAM_BANK_SIZE
-        wram.append(row[at : at + CGB_WRAM_BANK_SIZE])
-    d000 = WRAM_OFF + CGB_WRAM_BANK_SIZE
-    wram[max(int(io[SVBK]) & 7, 1)] = mem[d000 : d000 + CGB_WRAM_BANK_SIZE]
+    for b in range(1, CGB_WRAM_BANKS + 1):
+        at = wramx_bank_offset(len(mem), b)
+        wram.append(mem[at : at + CGB_WRAM_BANK_SIZE])
     return vram[0].copy(), vram[1].copy(), np.concatenate(wram)
 
 

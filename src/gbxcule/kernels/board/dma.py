@@ -24,7 +24,7 @@ from gbxcule.core.memory_layout import OAM_OFF
 from gbxcule.core.pyboy_state import OamDmaState
 from gbxcule.kernels.address_map import OAM_LO
 from gbxcule.kernels.board.ioregs import DMA, LCDC, host_io, raise_interrupt, reg, set_reg
-from gbxcule.kernels.board.memmap import mem_read, wram_index
+from gbxcule.kernels.board.memmap import mem_read, wram_at
 from gbxcule.kernels.ppu.ppu import TRANS_START_MODE2, lcd_mode, lcd_sync_outlined, oam_store
 from gbxcule.kernels.state import (
     ACCESS_OFFSET,
@@ -72,7 +72,7 @@ def dma_sync(m: wp.ref[Machine], i: int, offset: int):
     if source >= 0xC0 and index < due and i32[i, VLOG_LINE] == 0:
         # from WRAM (or its echo) with no video log: what mem_read and oam_store do there
         mem = m.mem
-        src = wram_index(source << 8)
+        src = wram_at(m, i, source << 8)
         while index < due:
             mem[i, OAM_BASE + index] = mem[i, src + index]
             index += 1

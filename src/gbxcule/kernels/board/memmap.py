@@ -13,9 +13,9 @@ from __future__ import annotations
 import warp as wp
 
 from gbxcule.core import pixels as px
-from gbxcule.core.memory_layout import VRAM_OFF, WRAM_OFF
+from gbxcule.core.memory_layout import CGB_WRAM_BANK_SIZE, CGB_WRAMX_EXTRA, VRAM_OFF, WRAM_OFF
 from gbxcule.kernels.address_map import CART_RAM_LO, ROM_END, VRAM_LO, WRAM_LO, WRAM_MASK
-from gbxcule.kernels.board.ioregs import VBK, reg
+from gbxcule.kernels.board.ioregs import SVBK, VBK, reg
 from gbxcule.kernels.board.mbc import cart_ram_read, cart_ram_write, mbc_write, rom_read
 from gbxcule.kernels.ppu.ppu import vram_blocked
 from gbxcule.kernels.ppu.video_log import video_log_write
@@ -26,7 +26,9 @@ wp.set_module_options({"enable_backward": False})
 VRAM_BASE = wp.constant(VRAM_OFF)
 VIDEO_VRAM = wp.constant(px.VIDEO_VRAM_OFF)
 VIDEO_VRAM1 = wp.constant(px.VIDEO_VRAM1_OFF)
-CGB = False  # True in the CGB variant (kernels/variant.py): VRAM has two banks
+CGB = False  # True in the CGB variant (kernels/variant.py): banked VRAM and WRAM
+WRAM_BANK = wp.constant(CGB_WRAM_BANK_SIZE)
+WRAMX_EXTRA = wp.constant(CGB_WRAMX_EXTRA)
 WRAM_BASE = wp.constant(WRAM_OFF)
 
 
@@ -34,6 +36,19 @@ WRAM_BASE = wp.constant(WRAM_OFF)
 def wram_index(addr: int) -> int:
     """Column of ``mem`` holding WRAM byte ``addr`` (0xC000-0xFDFF, echo included)."""
     return WRAM_BASE + ((addr - WRAM_LO) & WRAM_MASK)
+
+
+@wp.func
+def wram_at(m: wp.ref[Machine], i: int, addr: int) -> int:
+    """Column of ``mem`` holding WRAM byte ``addr`` as the CPU sees it: on a Game Boy Color
+    machine D000-DFFF (and its echo) is SVBK's bank, banks 2-7 past the row's cart RAM."""
+    index = wram_index(addr)
+    if wp.static(CGB):
+        bank = reg(m, i, SVBK) & 7
+        if (addr & WRAM_BANK) != 0 and bank >= 2:
+            extra = m.mem.shape[1] - WRAMX_EXTRA
+            index = extra + (bank - 2) * WRAM_BANK + (addr & (WRAM_BANK - 1))
+    return index
 
 
 @wp.func
@@ -49,7 +64,7 @@ def mem_read(m: wp.ref[Machine], i: int, addr: int) -> int:
         return int(mem[i, VRAM_BASE + addr - VRAM_LO])
     if addr < WRAM_LO:
         return cart_ram_read(m, i, addr)
-    return int(mem[i, wram_index(addr)])
+    return int(mem[i, wram_at(m, i, addr)])
 
 
 @wp.func
@@ -76,5 +91,5 @@ def mem_write(m: wp.ref[Machine], i: int, addr: int, value: int) -> int:
     if addr < WRAM_LO:
         cart_ram_write(m, i, addr, value)
         return 0
-    mem[i, wram_index(addr)] = wp.uint8(value & 0xFF)
+    mem[i, wram_at(m, i, addr)] = wp.uint8(value & 0xFF)
     return 0

@@ -19,7 +19,7 @@ import warp as wp
 from gbxcule.kernels.address_map import HRAM_LO, IE_ADDR, OAM_LO, ROM_END, WRAM_LO
 from gbxcule.kernels.board.bus import HRAM_BASE, bus_read_at, bus_write_at
 from gbxcule.kernels.board.mbc import rom_read
-from gbxcule.kernels.board.memmap import wram_index
+from gbxcule.kernels.board.memmap import wram_at
 from gbxcule.kernels.state import (
     CYCLES,
     DMA_ACTIVE,
@@ -235,10 +235,10 @@ def is_direct(m: wp.ref[Machine], i: int, addr: int) -> int:
 
 
 @wp.func
-def direct_index(addr: int) -> int:
+def direct_index(m: wp.ref[Machine], i: int, addr: int) -> int:
     """Column of ``mem`` of an address ``is_direct`` accepts."""
     a = addr & 0xFFFF
-    return wp.where(a >= HRAM_LO, HRAM_BASE + a - HRAM_LO, wram_index(a))
+    return wp.where(a >= HRAM_LO, HRAM_BASE + a - HRAM_LO, wram_at(m, i, a))
 
 
 @wp.func
@@ -246,7 +246,7 @@ def direct_in(
     m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, off: int
 ) -> int:
     """``bus_in`` of an address ``is_direct`` accepts (no bus call)."""
-    return int(m.mem[i, direct_index(addr)])
+    return int(m.mem[i, direct_index(m, i, addr)])
 
 
 @wp.func
@@ -254,7 +254,7 @@ def direct_out(
     m: wp.ref[Machine], i: int, regs: wp.ref[CpuRegs], at: wp.int64, addr: int, v: int, off: int
 ) -> int:
     """``bus_out`` to an address ``is_direct`` accepts (no bus call, never a bail)."""
-    m.mem[i, direct_index(addr)] = wp.uint8(v & 0xFF)
+    m.mem[i, direct_index(m, i, addr)] = wp.uint8(v & 0xFF)
     return 0
 
 
@@ -266,7 +266,7 @@ def bus_in(
     WRAM (and its echo) and, with no OAM DMA running, HRAM are read directly."""
     a = addr & 0xFFFF
     if a >= WRAM_LO and a < OAM_LO:
-        return int(m.mem[i, wram_index(a)])
+        return int(m.mem[i, wram_at(m, i, a)])
     if a >= HRAM_LO and a < IE_ADDR and m.i32[i, DMA_ACTIVE] == 0:
         return int(m.mem[i, HRAM_BASE + a - HRAM_LO])
     return bus_in_slow(m, i, reg_hl(regs), at, a, off)
@@ -280,7 +280,7 @@ def bus_out(
     WRAM (and its echo) and, with no OAM DMA running, HRAM are written directly."""
     a = addr & 0xFFFF
     if a >= WRAM_LO and a < OAM_LO:
-        m.mem[i, wram_index(a)] = wp.uint8(v & 0xFF)
+        m.mem[i, wram_at(m, i, a)] = wp.uint8(v & 0xFF)
         return 0
     if a >= HRAM_LO and a < IE_ADDR and m.i32[i, DMA_ACTIVE] == 0:
         m.mem[i, HRAM_BASE + a - HRAM_LO] = wp.uint8(v & 0xFF)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from gbxcule.core.memory_layout import CGB_WRAM_BANK_SIZE, CGB_WRAMX, wramx_bank_offset
+from gbxcule.kernels.board.memmap import wram_at
 from gbxcule.kernels.state import Machine
 from gbxcule.kernels.step.hooks import HOOK_ROW, HOOK_WORDS
 
@@ -26,6 +28,21 @@ STEP_END_MASK = wp.constant(STEP_ROW + 3)
 STEP_END_MIN = wp.constant(STEP_ROW + 4)  # frames a step runs before the end is checked
 STEP_FRAMES = wp.constant(STEP_ROW + 5)  # frames this env's last step ran
 STEP_WORDS = 6
+CGB = False  # True in the CGB variant (kernels/variant.py): D000 by SVBK
+WRAMX_LO = wp.constant(CGB_WRAMX[0])
+WRAMX_COLUMN = wp.constant(wramx_bank_offset(0, 1))  # D000's column (bank 1)
+WRAM_BANK = wp.constant(CGB_WRAM_BANK_SIZE)
+
+
+@wp.func
+def watched_byte(m: wp.ref[Machine], i: int, at: int) -> int:
+    """The byte at column ``at - 1`` of ``mem`` (``STEP_END_AT``); on a Game Boy Color
+    machine a D000-DFFF byte is read in the bank SVBK maps (``memmap.wram_at``)."""
+    column = at - 1
+    if wp.static(CGB):
+        if column >= WRAMX_COLUMN and column < WRAMX_COLUMN + WRAM_BANK:
+            column = wram_at(m, i, WRAMX_LO + column - WRAMX_COLUMN)
+    return int(m.mem[i, column])
 
 
 @wp.func(inline=False)
@@ -34,7 +51,7 @@ def step_end_start(m: wp.ref[Machine], i: int) -> int:
     at = m.i32[i, STEP_END_AT]
     if at == 0:
         return -1
-    return int(m.mem[i, at - 1])
+    return watched_byte(m, i, at)
 
 
 @wp.func(inline=False)
@@ -44,7 +61,7 @@ def step_end_met(m: wp.ref[Machine], i: int, start: int, frames_run: int) -> int
     if start < 0 or frames_run < i32[i, STEP_END_MIN]:
         return 0
     mask = i32[i, STEP_END_MASK]
-    now = int(m.mem[i, i32[i, STEP_END_AT] - 1]) & mask
+    now = watched_byte(m, i, i32[i, STEP_END_AT]) & mask
     op = i32[i, STEP_END_OP]
     if op == 0:
         return wp.where(now != (start & mask), 1, 0)
