@@ -212,28 +212,34 @@ BUDGET_HOT_CALLS = 0
 BUDGET_HOT_DESCRIPTOR_LOADS = 0
 BUDGET_HOT_LOCAL_SITES = 16
 HOT_LOOP_GOALS = {"registers": 128, "stack": 512, "local_sites": 16}
+# The Game Boy Color variant of the same kernel (issue #46, history/cgb.md): the same
+# budget but its own stack (its out-of-line slice carries HDMA's block and the speed).
+BUDGET_MODULE_CGB = BUDGET_MODULE + " (CGB)"
+BUDGET_ENTRY_CGB = "gbxcule_kernels_step_step__step_kernel"
+BUDGET_STACK_CGB = 640
 
 
 def check_budget(row: dict) -> list[str]:
     """The budget's breaches in one module's row (empty: within budget, or not the module
     the budget is for; a row without a module name is checked)."""
-    if row.get("module", BUDGET_MODULE) != BUDGET_MODULE:
+    module = row.get("module", BUDGET_MODULE)
+    if module not in (BUDGET_MODULE, BUDGET_MODULE_CGB):
         return []
+    cgb = module == BUDGET_MODULE_CGB
+    name, max_stack = (BUDGET_ENTRY_CGB, BUDGET_STACK_CGB) if cgb else (BUDGET_ENTRY, BUDGET_STACK)
     fns = row["functions"]
-    entries = [f for f in fns if f["kind"] == "entry" and f.get("name") == BUDGET_ENTRY]
+    entries = [f for f in fns if f["kind"] == "entry" and f.get("name") == name]
     if not entries:
         return []
     entry = entries[0]
     out = []
     stack = entry.get("cumulative_stack", entry.get("stack_frame", 0))
-    if stack > BUDGET_STACK:
-        out.append(f"{BUDGET_ENTRY} stack {stack} B > {BUDGET_STACK} B")
+    if stack > max_stack:
+        out.append(f"{name} stack {stack} B > {max_stack} B")
     if entry.get("registers", 0) > BUDGET_REGISTERS:
-        out.append(f"{BUDGET_ENTRY} {entry['registers']} registers > {BUDGET_REGISTERS}")
+        out.append(f"{name} {entry['registers']} registers > {BUDGET_REGISTERS}")
     if entry["spill_stores"] > BUDGET_SPILL_ENTRY:
-        out.append(
-            f"{BUDGET_ENTRY} spill stores {entry['spill_stores']} B > {BUDGET_SPILL_ENTRY} B"
-        )
+        out.append(f"{name} spill stores {entry['spill_stores']} B > {BUDGET_SPILL_ENTRY} B")
     for fn in fns:
         if fn["kind"] == "function" and fn["spill_stores"] > BUDGET_SPILL_FUNCTION:
             out.append(
@@ -374,16 +380,10 @@ def main(argv: list[str] | None = None) -> int:
         help=f"exit 1 unless {BUDGET_MODULE}'s {BUDGET_ENTRY} has <= {BUDGET_STACK} B stack, <= "
         f"{BUDGET_SPILL_ENTRY} B spill stores, <= {BUDGET_REGISTERS} registers, each "
         f"out-of-line function <= {BUDGET_SPILL_FUNCTION} B, and its instruction loop no call, "
-        f"no descriptor load and <= {BUDGET_HOT_LOCAL_SITES} local-memory sites",
+        f"no descriptor load and <= {BUDGET_HOT_LOCAL_SITES} local-memory sites (with --cgb: "
+        f"its Game Boy Color variant, <= {BUDGET_STACK_CGB} B stack, the rest the same)",
     )
     args = ap.parse_args(argv)
-    if args.cgb and args.budget:
-        print(
-            "cuda_build_report: --budget holds the DMG kernel's budgets; the CGB kernel's own "
-            "are recorded (history/cgb.md), not checked",
-            file=sys.stderr,
-        )
-        return 2
     ptxas = find_ptxas(args.ptxas)
     if ptxas is None:
         print(

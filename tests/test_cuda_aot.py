@@ -78,3 +78,24 @@ def test_gpu_shape_stays_within_the_budget(tmp_path) -> None:
     # dev extra), and it has no call and no descriptor load from global memory
     assert isinstance(row.get("hot_loop"), dict), row.get("hot_loop")
     assert check_budget(row) == []
+
+
+def test_the_cgb_variant_stays_within_its_budget(tmp_path) -> None:
+    """The GPU shape's Game Boy Color variant (``cuda_build_report --cgb --budget``): the DMG
+    budget with a 640 B stack (issue #46's own budget, history/cgb.md); the DMG kernel's is
+    the test above."""
+    from bench.cuda_build_report import (
+        BUDGET_MODULE,
+        build_module,
+        check_budget,
+        find_ptxas,
+        ptxas_ptx_version,
+    )
+
+    ptxas = find_ptxas()
+    assert ptxas is not None, "no ptxas: install the dev extra (nvidia-cuda-nvcc-cu12)"
+    row = build_module(BUDGET_MODULE, ptxas, ptxas_ptx_version(ptxas), tmp_path, cgb=True)
+    entry = next(f for f in row["functions"] if f["kind"] == "entry")
+    print(f"step_cuda (CGB): {entry['stack_frame']} B stack, hot loop: {row.get('hot_loop')}")
+    assert isinstance(row.get("hot_loop"), dict), row.get("hot_loop")
+    assert check_budget(row) == []

@@ -154,3 +154,27 @@ def test_budget_names_every_breach_and_passes_a_row_within_it() -> None:
         )
         == []
     )
+
+
+def test_the_cgb_variant_has_its_own_stack_budget() -> None:
+    """The Game Boy Color variant's row (``--cgb``) is held to the same budget with a 640 B
+    stack, under its own entry name; the DMG row keeps 512 B."""
+    from bench.cuda_build_report import (
+        BUDGET_ENTRY_CGB,
+        BUDGET_MODULE,
+        BUDGET_MODULE_CGB,
+        check_budget,
+    )
+
+    def row(module: str, name: str, stack: int) -> dict:
+        entry = {"kind": "entry", "name": name, "stack_frame": stack, "cumulative_stack": stack,
+                 "registers": 128, "spill_stores": 400, "spill_loads": 0}  # fmt: skip
+        return {"module": module, "functions": [entry]}
+
+    assert check_budget(row(BUDGET_MODULE_CGB, BUDGET_ENTRY_CGB, 640)) == []
+    assert check_budget(row(BUDGET_MODULE_CGB, BUDGET_ENTRY_CGB, 656)) == [
+        f"{BUDGET_ENTRY_CGB} stack 656 B > 640 B"
+    ]
+    assert check_budget(row(BUDGET_MODULE, "step_kernel", 576)) == [
+        "step_kernel stack 576 B > 512 B"
+    ]
