@@ -23,7 +23,7 @@ import numpy as np
 
 from gbxcule.asm import build_rom
 
-from .midframe_fuzz import BURST_BYTES, DMA_PAGES, _db
+from .midframe_fuzz import BURST_BYTES, DMA_PAGES, _db, scene_interpreter
 
 SCENES_PER_ROM = 96
 OP_WRITE, OP_WRITE_DE, OP_DMA, OP_BURST, OP_BLINK, OP_VBK, OP_PALETTE, OP_HDMA = range(8)
@@ -97,91 +97,19 @@ def _start_image(rng: np.random.Generator) -> dict[str, np.ndarray]:
     }
 
 
-INTERPRETER = """
-NextOp:
-    ld a, [hl+]
-    cp $FF
-    jp z, SceneEnd
-    ld b, a
-.wait:
-    ldh a, [$44]
-    cp b
-    jr c, .wait
-    ld a, [hl+]
-    and a
-    jr z, .go
-.delay:
-    dec a
-    jr nz, .delay
-.go:
-    ld a, [hl+]
-    ld c, a
-    ld a, [hl+]
-    ld e, a
-    ld a, [hl+]
-    ld d, a
-    ld a, [hl+]
-    push hl
-    ld h, d
-    ld l, e
-    dec c
-    jr z, .de
-    dec c
-    jr z, .dma
-    dec c
-    jr z, .burst
-    dec c
-    jr z, .blink
-    dec c
-    jr z, .vbk
-    dec c
-    jr z, .palette
-    dec c
-    jr z, .hdma
-    ld [hl], a
-    jr .done
-.de:
-    ld [de], a
-    jr .done
-.dma:
-    ldh [$46], a
-    jr .done
-.burst:
-{burst}
-    jr .done
-.blink:
-    ld b, a
-    and $7F
-    ldh [$40], a
-    ld a, b
-    ldh [$40], a
-    jr .done
-.vbk:
-    ldh [$4F], a
-    jr .done
-.palette:
-    ld b, a
-    ld c, e
-    ld a, d
-    ld [c], a
-    inc c
-    ld a, b
-    ld [c], a
-    jr .done
-.hdma:
-    ldh [$51], a
-    xor a
-    ldh [$52], a
-    ld a, h
-    ldh [$53], a
-    ld a, l
-    ldh [$54], a
-    xor a
-    ldh [$55], a
-.done:
-    pop hl
-    jp NextOp
-"""
+CGB_CASES = (  # op kinds 5-7, after midframe_fuzz's
+    ("vbk", "    ldh [$4F], a\n"),
+    (
+        "palette",
+        "    ld b, a\n    ld c, e\n    ld a, d\n    ld [c], a\n    inc c\n    ld a, b\n"
+        "    ld [c], a\n",
+    ),  # fmt: skip
+    (
+        "hdma",
+        "    ldh [$51], a\n    xor a\n    ldh [$52], a\n    ld a, h\n    ldh [$53], a\n"
+        "    ld a, l\n    ldh [$54], a\n    xor a\n    ldh [$55], a\n",
+    ),  # fmt: skip
+)
 
 
 def fuzz_source(seed: int) -> str:
@@ -277,7 +205,7 @@ SceneEnd:
     ld a, [hl+]
     ld h, [hl]
     ld l, a
-{INTERPRETER.format(burst=burst)}
+{scene_interpreter(burst, CGB_CASES, far=True)}
 Copy:                       ; BC bytes from HL to DE (LCD off)
     ld a, [hl+]
     ld [de], a

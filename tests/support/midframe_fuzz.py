@@ -90,6 +90,59 @@ def scene_script(rng: np.random.Generator) -> bytes:
     return bytes(out + b"\xff")
 
 
+BASE_CASES = (  # op kinds 1-4 (kind 0, OP_WRITE, is the fall-through ``ld [hl], a``)
+    ("de", "    ld [de], a\n"),
+    ("dma", "    ldh [$46], a\n"),
+    ("burst", "{burst}\n"),
+    ("blink", "    ld b, a\n    and $7F\n    ldh [$40], a\n    ld a, b\n    ldh [$40], a\n"),
+)
+
+
+def scene_interpreter(
+    burst: str, extra: tuple[tuple[str, str], ...] = (), far: bool = False
+) -> str:
+    """The scene interpreter (module doc), entered at ``NextOp`` with HL on a scene: op
+    kind k >= 1 runs case k of ``BASE_CASES`` then ``extra`` (``(label, code)``), kind 0
+    ``ld [hl], a``; a scene's end jumps to ``SceneEnd``. ``far``: ``jp`` for the jumps
+    out of it (a long one)."""
+    jump = "jp" if far else "jr"
+    cases = [*BASE_CASES, *extra]
+    dispatch = "".join(f"    dec c\n    jr z, .{label}\n" for label, _ in cases)
+    bodies = "    jr .done\n".join(f".{label}:\n{code}" for label, code in cases)
+    return f"""NextOp:
+    ld a, [hl+]
+    cp $FF
+    {jump} z, SceneEnd
+    ld b, a
+.wait:
+    ldh a, [$44]
+    cp b
+    jr c, .wait
+    ld a, [hl+]
+    and a
+    jr z, .go
+.delay:
+    dec a
+    jr nz, .delay
+.go:
+    ld a, [hl+]
+    ld c, a
+    ld a, [hl+]
+    ld e, a
+    ld a, [hl+]
+    ld d, a
+    ld a, [hl+]
+    push hl
+    ld h, d
+    ld l, e
+{dispatch}    ld [hl], a
+    jr .done
+{bodies.format(burst=burst)}.done:
+    pop hl
+    {jump} NextOp
+"""
+
+
 def fuzz_source(seed: int) -> str:
     """ROM source of one fuzz ROM (``SCENES_PER_ROM`` scenes from ``seed``)."""
     rng = np.random.default_rng(seed)
@@ -170,61 +223,7 @@ SceneEnd:
     ld a, [hl+]
     ld h, [hl]
     ld l, a
-NextOp:
-    ld a, [hl+]
-    cp $FF
-    jr z, SceneEnd
-    ld b, a
-.wait:
-    ldh a, [$44]
-    cp b
-    jr c, .wait
-    ld a, [hl+]
-    and a
-    jr z, .go
-.delay:
-    dec a
-    jr nz, .delay
-.go:
-    ld a, [hl+]
-    ld c, a
-    ld a, [hl+]
-    ld e, a
-    ld a, [hl+]
-    ld d, a
-    ld a, [hl+]
-    push hl
-    ld h, d
-    ld l, e
-    dec c
-    jr z, .de
-    dec c
-    jr z, .dma
-    dec c
-    jr z, .burst
-    dec c
-    jr z, .blink
-    ld [hl], a
-    jr .done
-.de:
-    ld [de], a
-    jr .done
-.dma:
-    ldh [$46], a
-    jr .done
-.burst:
-{burst}
-    jr .done
-.blink:
-    ld b, a
-    and $7F
-    ldh [$40], a
-    ld a, b
-    ldh [$40], a
-.done:
-    pop hl
-    jr NextOp
-
+{scene_interpreter(burst)}
 Copy:                       ; BC bytes from HL to DE (LCD off)
     ld a, [hl+]
     ld [de], a
