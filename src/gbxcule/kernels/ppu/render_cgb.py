@@ -27,9 +27,14 @@ import warp as wp
 
 from gbxcule.core import pixels as px
 from gbxcule.kernels.ppu.render import (
+    DOWN_W,
     F_BGP,
     F_FLAGS,
     F_LCDC,
+    SCREEN_W,
+    VIDEO_OAM,
+    VIDEO_VRAM,
+    VIDEO_VRAM1,
     LineRegs,
     SpriteList,
     line_blank,
@@ -42,11 +47,6 @@ from gbxcule.kernels.ppu.video_log import video_byte
 
 wp.set_module_options({"enable_backward": False})
 
-SCREEN_W = wp.constant(px.SCREEN_W)
-DOWN_W = wp.constant(px.DOWN_W)
-VIDEO_VRAM = wp.constant(px.VIDEO_VRAM_OFF)
-VIDEO_OAM = wp.constant(px.VIDEO_OAM_OFF)
-VIDEO_VRAM1 = wp.constant(px.VIDEO_VRAM1_OFF)
 VIDEO_BG_PALETTES = wp.constant(px.VIDEO_BG_PALETTES_OFF)
 VIDEO_OBJ_PALETTES = wp.constant(px.VIDEO_OBJ_PALETTES_OFF)
 BLANK0 = wp.constant(px.CGB_BLANK_RGB[0])
