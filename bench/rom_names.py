@@ -20,15 +20,13 @@ def colour_variant(path: Path) -> Path:
     """``path``'s game with its header marked Colour-enhanced ($80 at 0x143), beside it as
     ``.gbc`` (its ``.sym`` too): the same code run by a Game Boy Color machine, for the
     bench tools' ``<game>-cgb`` names."""
-    from gbxcule.core.cartridge import CGB_FLAG_OFFSET, HEADER_CHECKSUM_OFFSET, header_checksum
+    from gbxcule.core.cartridge import with_cgb_flag
     from gbxcule.files import write_atomic
 
-    data = bytearray(path.read_bytes())
-    data[CGB_FLAG_OFFSET] = 0x80
-    data[HEADER_CHECKSUM_OFFSET] = header_checksum(data)
+    data = with_cgb_flag(path.read_bytes(), 0x80)
     out = path.with_suffix(".gbc")
-    if not out.is_file() or out.read_bytes() != bytes(data):
-        write_atomic(out, bytes(data))
+    if not out.is_file() or out.read_bytes() != data:
+        write_atomic(out, data)
     sym = path.with_suffix(".sym")
     if sym.is_file():
         write_atomic(out.with_suffix(".sym"), sym.read_bytes())

@@ -29,12 +29,9 @@ REGS = ("a", "f", "b", "c", "d", "e", "h", "l", "sp", "pc", "cycles")
 
 def colour(rom: bytes, flag: int = 0x80) -> bytes:
     """``rom`` as a Colour cartridge: header byte 0x143 set, the header checksum redone."""
-    from gbxcule.core.cartridge import CGB_FLAG_OFFSET, HEADER_CHECKSUM_OFFSET, header_checksum
+    from gbxcule.core.cartridge import with_cgb_flag
 
-    data = bytearray(rom)
-    data[CGB_FLAG_OFFSET] = flag
-    data[HEADER_CHECKSUM_OFFSET] = header_checksum(data)
-    return bytes(data)
+    return with_cgb_flag(rom, flag)
 
 
 def pyboy_cgb(rom: bytes):

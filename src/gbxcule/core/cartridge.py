@@ -143,6 +143,15 @@ def header_checksum(data: bytes | bytearray) -> int:
     return x
 
 
+def with_cgb_flag(rom: bytes, flag: int) -> bytes:
+    """``rom`` with header byte 0x143 set to ``flag`` (and the header checksum redone):
+    $80 Colour-enhanced, $C0 Colour only, 0 neither."""
+    data = bytearray(rom)
+    data[CGB_FLAG_OFFSET] = flag
+    data[HEADER_CHECKSUM_OFFSET] = header_checksum(data)
+    return bytes(data)
+
+
 def global_checksum(data: bytes | bytearray) -> int:
     """The big-endian word at 0x014E: sum of every byte except those two."""
     total = sum(data) - data[GLOBAL_CHECKSUM_OFFSET] - data[GLOBAL_CHECKSUM_OFFSET + 1]
