@@ -235,15 +235,9 @@ def take_snapshot(
         mem_base=lo,
         memory=np.asarray(backend.read_memory(env, lo, hi), dtype=np.uint8),
         serial=bytes(backend.serial_output(env)),
-        frame=_frame(backend, env) if with_frame else None,
+        # shades, or RGB on a Game Boy Color machine
+        frame=np.asarray(backend.screens([env])[0], np.uint8) if with_frame else None,  # type: ignore[attr-defined]
     )
-
-
-def _frame(backend: Backend, env: int) -> np.ndarray:
-    """The env's last frame: shades, or RGB on a Game Boy Color machine."""
-    if getattr(backend, "cgb", False):
-        return np.asarray(backend.screens([env])[0], dtype=np.uint8)  # type: ignore[attr-defined]
-    return np.asarray(backend.frame_shades(env), dtype=np.uint8)
 
 
 def compare_snapshots(ref: Snapshot, dut: Snapshot, cfg: LockstepConfig) -> list[str]:

@@ -110,23 +110,19 @@ def run_demo(
         release_after_frames=RELEASE_AFTER_FRAMES,
         action_codec=CODEC,
     )
-    colour = bool(getattr(env_backend, "cgb", False))  # a Game Boy Color game: RGB screens
+    colour = bool(getattr(env_backend, "cgb", False))  # screens() gives RGB, not shades
     gap = 0 if colour else GAP_SHADE
-
-    def frames_of(envs: list[int]) -> list[np.ndarray]:
-        if colour:
-            return list(env_backend.screens(envs))
-        return [env_backend.frame_shades(env) for env in envs]
-
     try:
         actions = random_actions(steps, num_envs, CODEC, seed)
         env_backend.reset(seed=seed)
         times = []
         for k in range(steps):
             times.append(timed_step(env_backend, actions[k]))
-            gif_frames.append(tile_frames(frames_of(shown), grid_cols(len(shown)), gap=gap))
+            gif_frames.append(
+                tile_frames(list(env_backend.screens(shown)), grid_cols(len(shown)), gap=gap)
+            )
         summaries = [read_env(env_backend, env, game) for env in range(num_envs)]
-        finals = frames_of(list(range(num_envs)))
+        finals = list(env_backend.screens(range(num_envs)))
     finally:
         env_backend.close()
     out_dir.mkdir(parents=True, exist_ok=True)

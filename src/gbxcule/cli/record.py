@@ -192,7 +192,7 @@ def record(
             _load_state(emu, name, state)
         for k in range(steps):
             emu.step(actions[k : k + 1])
-            frames.append(emu.screens([0])[0] if colour else emu.frame_shades(0))
+            frames.append(emu.screens([0])[0])  # shades, or RGB on a Game Boy Color game
     finally:
         emu.close()
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -181,8 +181,6 @@ def _constant_action(policy: str, num_actions: int) -> int | None:
 def _shot(backend: Any, envs: range) -> Any:
     from gbxcule.images import tile_frames
 
-    if getattr(backend, "cgb", False):  # RGB screens, tiled with black gaps
-        frames = list(backend.screens(list(envs)))
-        return frames[0] if len(frames) == 1 else tile_frames(frames, gap=0)
-    frames = [backend.frame_shades(e) for e in envs]
-    return frames[0] if len(frames) == 1 else tile_frames(frames)
+    frames = list(backend.screens(list(envs)))  # shades, or RGB on a Game Boy Color game
+    gap = {"gap": 0} if frames[0].ndim == 3 else {}  # RGB tiles: black gaps
+    return frames[0] if len(frames) == 1 else tile_frames(frames, **gap)
