@@ -52,7 +52,7 @@ def screens_to_obs(full: np.ndarray, obs_format: str) -> np.ndarray:
     colour = full.ndim == 4
     check_obs_format(obs_format, colour)
     if colour:
-        rgb = np.ascontiguousarray(full[:, :: px.DOWNSAMPLE, :: px.DOWNSAMPLE])
+        rgb = px.downsample(full, rgb=True)
         return rgb if obs_format == "rgb" else px.luma(rgb)
     shades = px.downsample(full)
     return px.pack_shades(shades) if obs_format == "packed2" else shades

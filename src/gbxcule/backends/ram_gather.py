@@ -113,7 +113,9 @@ class DeviceRamGather:
         offs = torch.tensor([o for _, o in wramx], dtype=torch.int64, device=d)
         self.wramx_bank1 = ml.wramx_bank_offset(self.mem.shape[1], 1) + offs
         self.wramx_extra = ml.wramx_bank_offset(self.mem.shape[1], 2) + offs
-        self.svbk_col = ml.IO_OFF + 0x70  # SVBK (FF70) as stored
+        from gbxcule.kernels.board.ioregs import SVBK
+
+        self.svbk_col = ml.IO_OFF + int(SVBK)  # the register as stored
 
     def _wramx(self, raw: torch.Tensor) -> torch.Tensor:
         bank = self.mem[:, self.svbk_col].to(torch.int64) & 7

@@ -219,8 +219,15 @@ def _check_uint8(name: str, a: np.ndarray, last_dim: int) -> None:
         raise ValueError(f"{name} must have last dimension {last_dim}, got shape {a.shape}")
 
 
-def downsample(full: np.ndarray) -> np.ndarray:
-    """``[..., 144, 160]`` full frames -> ``[..., 72, 80]``: the pixel at (2*oy, 2*ox)."""
+def downsample(full: np.ndarray, rgb: bool = False) -> np.ndarray:
+    """``[..., 144, 160]`` full frames -> ``[..., 72, 80]``: the pixel at (2*oy, 2*ox);
+    ``rgb``: ``[..., 144, 160, 3]`` colour frames -> ``[..., 72, 80, 3]`` alike."""
+    if rgb:
+        if full.shape[-3:] != (SCREEN_H, SCREEN_W, 3):
+            raise ValueError(
+                f"RGB frames must end in ({SCREEN_H}, {SCREEN_W}, 3), got {full.shape}"
+            )
+        return np.ascontiguousarray(full[..., ::DOWNSAMPLE, ::DOWNSAMPLE, :])
     if full.shape[-2:] != (SCREEN_H, SCREEN_W):
         raise ValueError(f"full frames must end in ({SCREEN_H}, {SCREEN_W}), got {full.shape}")
     return np.ascontiguousarray(full[..., ::DOWNSAMPLE, ::DOWNSAMPLE])
